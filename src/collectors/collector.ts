@@ -1,0 +1,19 @@
+import type { FactSet } from '../facts/fact-set.ts';
+import type { HostRoot } from '../host/host-root.ts';
+
+export interface CollectorContext {
+  host: HostRoot;
+  /** Facts so far: earlier collectors' results are readable, this collector writes its own. */
+  facts: FactSet;
+  sleep(ms: number): Promise<void>;
+  /** Monotonic milliseconds. */
+  now(): number;
+}
+
+/** One module per fact family; each reads the host only through ctx.host. */
+export interface Collector {
+  name: string;
+  /** The fact keys this collector decides; on a crash they all become unknown. */
+  provides: string[];
+  collect(ctx: CollectorContext): Promise<void>;
+}

@@ -1,0 +1,237 @@
+// CPU facts: model, whether this is a VM (and which hypervisor), the cpufreq policies with their
+// driver, governor and EPP, pstate driver status, boost, and the cpuidle driver's deepest state.
+import type { Collector, CollectorContext } from './collector.ts';
+import type { HostRoot } from '../host/host-root.ts';
+
+const CPU_SYSFS = '/sys/devices/system/cpu';
+const DMI = '/sys/devices/virtual/dmi/id';
+
+export interface CpuinfoSummary {
+  model?: string;
+  processors: number;
+  hypervisorFlag: boolean;
+  vendor?: string;
+}
+
+export function parseCpuinfo(text: string): CpuinfoSummary {
+  const summary: CpuinfoSummary = { processors: 0, hypervisorFlag: false };
+  for (const line of text.split('\n')) {
+    const match = /^([^:]+?)\s*:\s*(.*)$/.exec(line);
+    if (!match) continue;
+    const [, key, value] = match as unknown as [string, string, string];
+    if (key === 'processor') summary.processors++;
+    else if (key === 'model name' && summary.model === undefined) summary.model = value.trim();
+    else if (key === 'vendor_id' && summary.vendor === undefined) summary.vendor = value.trim();
+    else if ((key === 'flags' || key === 'Features') && /(?:^|\s)hypervisor(?:\s|$)/.test(value)) summary.hypervisorFlag = true;
+  }
+  return summary;
+}
+
+/** Known VM signatures in DMI sys_vendor / product_name → hypervisor name. Bare-metal cloud shapes say ".metal". */
+export function hypervisorFromDmi(vendor: string, product: string): string | undefined {
+  const both = `${vendor} ${product}`;
+  if (/\.metal\b/i.test(product)) return undefined;
+  if (/qemu|kvm/i.test(both)) return 'kvm';
+  if (/vmware/i.test(both)) return 'vmware';
+  if (/virtualbox|innotek/i.test(both)) return 'virtualbox';
+  if (/microsoft corporation/i.test(vendor) && /virtual machine/i.test(product)) return 'hyperv';
+  if (/xen/i.test(both)) return 'xen';
+  if (/amazon ec2/i.test(vendor)) return 'aws-nitro';
+  if (/google/i.test(vendor) && /compute engine/i.test(product)) return 'gce';
+  if (/openstack|nutanix|parallels|bhyve|firecracker/i.test(both)) return both.trim().toLowerCase().split(/\s+/)[0];
+  return undefined;
+}
+
+export interface CpufreqPolicy {
+  policy: string;
+  cpus: string;
+  driver: string | null;
+  governor: string | null;
+  availableGovernors: string[];
+  epp: string | null;
+  cpuinfoMaxKHz: number | null;
+  scalingMaxKHz: number | null;
+}
+
+async function readOptional(host: HostRoot, path: string): Promise<string | null> {
+  const read = await host.readValue(path);
+  return read.ok ? read.text : null;
+}
+
+function toNumber(text: string | null): number | null {
+  if (text === null || !/^\d+$/.test(text)) return null;
+  return Number(text);
+}
+
+/** ".../cpufreq/policy2" → "policy2"; the old per-CPU ".../cpu2/cpufreq" → "cpu2". */
+function policyName(policyPath: string): string {
+  const parts = policyPath.split('/');
+  return (parts.at(-1) === 'cpufreq' ? parts.at(-2) : parts.at(-1)) ?? policyPath;
+}
+
+async function readPolicies(host: HostRoot): Promise<{ dir: string; policies: CpufreqPolicy[] }> {
+  let dir = `${CPU_SYSFS}/cpufreq`;
+  const listing = await host.listDir(dir);
+  let names = listing.ok ? listing.entries.filter((entry) => /^policy\d+$/.test(entry)) : [];
+  const paths = names.map((name) => `${dir}/${name}`);
+  if (names.length === 0) {
+    // Kernels before 4.x had no policyN directories: each cpuN/cpufreq is its own.
+    const cpus = await host.listDir(CPU_SYSFS);
+    names = cpus.ok ? cpus.entries.filter((entry) => /^cpu\d+$/.test(entry)) : [];
+    dir = CPU_SYSFS;
+    paths.length = 0;
+    for (const cpu of names) {
+      if (await host.exists(`${CPU_SYSFS}/${cpu}/cpufreq/scaling_governor`)) paths.push(`${CPU_SYSFS}/${cpu}/cpufreq`);
+    }
+  }
+  const policies: CpufreqPolicy[] = [];
+  for (const policyPath of paths) {
+    const read = (file: string) => readOptional(host, `${policyPath}/${file}`);
+    const [driver, governor, available, epp, cpus, cpuinfoMax, scalingMax] = await Promise.all([
+      read('scaling_driver'),
+      read('scaling_governor'),
+      read('scaling_available_governors'),
+      read('energy_performance_preference'),
+      read('affected_cpus'),
+      read('cpuinfo_max_freq'),
+      read('scaling_max_freq'),
+    ]);
+    policies.push({
+      policy: policyName(policyPath),
+      cpus: cpus ?? '',
+      driver: driver || null,
+      governor: governor || null,
+      availableGovernors: available ? available.split(/\s+/).filter(Boolean) : [],
+      epp: epp || null,
+      cpuinfoMaxKHz: toNumber(cpuinfoMax),
+      scalingMaxKHz: toNumber(scalingMax),
+    });
+  }
+  return { dir, policies };
+}
+
+/** The common value across policies, "mixed" when they differ, null when none has one. */
+export function summarize(values: (string | null)[]): string | null {
+  const present = [...new Set(values.filter((value): value is string => value !== null))];
+  if (present.length === 0) return null;
+  return present.length === 1 ? (present[0] as string) : 'mixed';
+}
+
+const cpuCollector: Collector = {
+  name: 'cpu',
+  provides: [
+    'cpu.model', 'cpu.count', 'cpu.virtualized', 'cpu.hypervisor', 'cpu.cpufreq', 'cpu.driver', 'cpu.governor',
+    'cpu.policies', 'cpu.epp', 'cpu.pstateStatus', 'cpu.boost', 'cpu.scalingCapped', 'cpu.idleDriver',
+    'cpu.idleGovernor', 'cpu.deepestIdleLatencyUs',
+  ],
+  async collect(ctx) {
+    await collectIdentity(ctx);
+    await collectCpufreq(ctx);
+    await collectCpuidle(ctx);
+  },
+};
+
+async function collectIdentity(ctx: CollectorContext): Promise<void> {
+  const { host, facts } = ctx;
+  const cpuinfo = await host.readText('/proc/cpuinfo', { maxBytes: 8 * 1024 * 1024 });
+  const summary = cpuinfo.ok ? parseCpuinfo(cpuinfo.text) : undefined;
+  if (summary?.model) facts.set('cpu.model', summary.model, '/proc/cpuinfo');
+  else facts.unknown('cpu.model', cpuinfo.ok ? '/proc/cpuinfo has no "model name" line' : cpuinfo.reason);
+  if (summary && summary.processors > 0) facts.set('cpu.count', summary.processors, '/proc/cpuinfo');
+  else facts.unknown('cpu.count', cpuinfo.ok ? '/proc/cpuinfo lists no processor' : cpuinfo.reason);
+
+  const vendor = (await readOptional(host, `${DMI}/sys_vendor`)) ?? '';
+  const product = (await readOptional(host, `${DMI}/product_name`)) ?? '';
+  const dmiHypervisor = hypervisorFromDmi(vendor, product);
+  const xen = await readOptional(host, '/sys/hypervisor/type');
+  if (summary?.hypervisorFlag) {
+    facts.set('cpu.virtualized', true, '/proc/cpuinfo', 'the "hypervisor" CPU flag is set');
+    facts.set('cpu.hypervisor', dmiHypervisor ?? (xen || 'unidentified'), dmiHypervisor ? `${DMI}/sys_vendor` : '/proc/cpuinfo');
+  } else if (dmiHypervisor) {
+    facts.set('cpu.virtualized', true, `${DMI}/sys_vendor`, `${vendor} / ${product}`);
+    facts.set('cpu.hypervisor', dmiHypervisor, `${DMI}/sys_vendor`);
+  } else if (xen) {
+    facts.set('cpu.virtualized', true, '/sys/hypervisor/type', `xen guest (${xen})`);
+    facts.set('cpu.hypervisor', xen, '/sys/hypervisor/type');
+  } else if (summary && (summary.model !== undefined || vendor !== '')) {
+    const detail = vendor ? `no hypervisor CPU flag; DMI says ${vendor} / ${product}` : 'no hypervisor CPU flag';
+    facts.set('cpu.virtualized', false, '/proc/cpuinfo', detail);
+    facts.set('cpu.hypervisor', null, '/proc/cpuinfo');
+  } else {
+    const reason = `neither /proc/cpuinfo flags nor DMI (${DMI}) tell whether this is a VM`;
+    facts.unknown('cpu.virtualized', reason);
+    facts.unknown('cpu.hypervisor', reason);
+  }
+}
+
+async function collectCpufreq(ctx: CollectorContext): Promise<void> {
+  const { host, facts } = ctx;
+  const { dir, policies } = await readPolicies(host);
+  if (policies.length === 0) {
+    const source = `${CPU_SYSFS}/cpufreq`;
+    facts.set('cpu.cpufreq', false, source, 'no cpufreq policy: the kernel does not control CPU frequency here');
+    for (const key of ['cpu.driver', 'cpu.governor', 'cpu.epp', 'cpu.pstateStatus', 'cpu.boost', 'cpu.scalingCapped']) {
+      facts.set(key, null, source);
+    }
+    facts.set('cpu.policies', [], source);
+    return;
+  }
+  facts.set('cpu.cpufreq', true, dir);
+  facts.set('cpu.policies', policies as unknown as Record<string, unknown>[], `${dir}/policy*`);
+  facts.set('cpu.driver', summarize(policies.map((policy) => policy.driver)), `${dir}/${policies[0]?.policy}/scaling_driver`);
+  const governorDetail = describeSpread(policies, (policy) => policy.governor);
+  facts.set('cpu.governor', summarize(policies.map((policy) => policy.governor)), `${dir}/*/scaling_governor`, governorDetail);
+  facts.set('cpu.epp', summarize(policies.map((policy) => policy.epp)), `${dir}/*/energy_performance_preference`, describeSpread(policies, (policy) => policy.epp));
+  facts.set(
+    'cpu.scalingCapped',
+    policies.some((policy) => policy.cpuinfoMaxKHz !== null && policy.scalingMaxKHz !== null && policy.scalingMaxKHz < policy.cpuinfoMaxKHz),
+    `${dir}/*/scaling_max_freq`,
+  );
+
+  const intel = await readOptional(host, `${CPU_SYSFS}/intel_pstate/status`);
+  const amd = await readOptional(host, `${CPU_SYSFS}/amd_pstate/status`);
+  if (intel) facts.set('cpu.pstateStatus', `intel_pstate:${intel}`, `${CPU_SYSFS}/intel_pstate/status`);
+  else if (amd) facts.set('cpu.pstateStatus', `amd_pstate:${amd}`, `${CPU_SYSFS}/amd_pstate/status`);
+  else facts.set('cpu.pstateStatus', null, `${CPU_SYSFS}/intel_pstate/status`);
+
+  const noTurbo = await readOptional(host, `${CPU_SYSFS}/intel_pstate/no_turbo`);
+  const boost = await readOptional(host, `${CPU_SYSFS}/cpufreq/boost`);
+  if (noTurbo === '0' || noTurbo === '1') facts.set('cpu.boost', noTurbo === '0', `${CPU_SYSFS}/intel_pstate/no_turbo`);
+  else if (boost === '0' || boost === '1') facts.set('cpu.boost', boost === '1', `${CPU_SYSFS}/cpufreq/boost`);
+  else facts.set('cpu.boost', null, `${CPU_SYSFS}/cpufreq/boost`, 'the driver exposes no boost switch');
+}
+
+/** "performance on policy0-1, powersave on policy2-3" for a human; undefined when all agree. */
+function describeSpread(policies: CpufreqPolicy[], pick: (policy: CpufreqPolicy) => string | null): string | undefined {
+  const groups = new Map<string, string[]>();
+  for (const policy of policies) {
+    const value = pick(policy) ?? 'none';
+    groups.set(value, [...(groups.get(value) ?? []), policy.policy]);
+  }
+  if (groups.size < 2) return undefined;
+  return [...groups].map(([value, names]) => `${value} on ${names.join(',')}`).join('; ');
+}
+
+async function collectCpuidle(ctx: CollectorContext): Promise<void> {
+  const { host, facts } = ctx;
+  const base = `${CPU_SYSFS}/cpuidle`;
+  const driver = await host.readValue(`${base}/current_driver`);
+  if (driver.ok) facts.set('cpu.idleDriver', driver.text === 'none' ? null : driver.text, driver.path);
+  else facts.unknown('cpu.idleDriver', driver.reason);
+  let governor = await host.readValue(`${base}/current_governor_ro`);
+  if (!governor.ok) governor = await host.readValue(`${base}/current_governor`);
+  if (governor.ok) facts.set('cpu.idleGovernor', governor.text, governor.path);
+  else facts.unknown('cpu.idleGovernor', governor.reason);
+
+  const states = await host.listDir(`${CPU_SYSFS}/cpu0/cpuidle`);
+  const latencies: number[] = [];
+  for (const state of states.ok ? states.entries.filter((entry) => /^state\d+$/.test(entry)) : []) {
+    const disabled = await readOptional(host, `${CPU_SYSFS}/cpu0/cpuidle/${state}/disable`);
+    const latency = toNumber(await readOptional(host, `${CPU_SYSFS}/cpu0/cpuidle/${state}/latency`));
+    if (latency !== null && disabled !== '1') latencies.push(latency);
+  }
+  if (latencies.length > 0) facts.set('cpu.deepestIdleLatencyUs', Math.max(...latencies), `${CPU_SYSFS}/cpu0/cpuidle/state*/latency`);
+  else facts.set('cpu.deepestIdleLatencyUs', null, `${CPU_SYSFS}/cpu0/cpuidle`, 'no enabled idle state');
+}
+
+export default cpuCollector;

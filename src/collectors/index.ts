@@ -1,0 +1,9 @@
+// The collectors, in the order they run: later ones may read earlier ones' facts
+// (tuned's recommendation needs cpu.virtualized).
+import type { Collector } from './collector.ts';
+import kernel from './kernel.ts';
+import cpu from './cpu.ts';
+import tuned from './tuned.ts';
+import nodeRole from './node-role.ts';
+
+export const COLLECTORS: readonly Collector[] = [kernel, cpu, tuned, nodeRole];

@@ -1,0 +1,33 @@
+// Runs the collectors against one host root. A collector that throws does not stop the scan: the
+// facts it provides become unknown with the error, so the rules that need them say "unknown".
+import { setTimeout as delay } from 'node:timers/promises';
+import { performance } from 'node:perf_hooks';
+import type { Collector, CollectorContext } from '../collectors/collector.ts';
+import { COLLECTORS } from '../collectors/index.ts';
+import type { HostRoot } from '../host/host-root.ts';
+import { FactSet } from './fact-set.ts';
+
+export interface CollectOptions {
+  collectors?: readonly Collector[];
+  sleep?: (ms: number) => Promise<void>;
+  now?: () => number;
+}
+
+export async function collectFacts(host: HostRoot, options: CollectOptions = {}): Promise<FactSet> {
+  const facts = new FactSet();
+  const ctx: CollectorContext = {
+    host,
+    facts,
+    sleep: options.sleep ?? ((ms) => delay(ms)),
+    now: options.now ?? (() => performance.now()),
+  };
+  for (const collector of options.collectors ?? COLLECTORS) {
+    try {
+      await collector.collect(ctx);
+    } catch (error) {
+      const reason = `the ${collector.name} collector failed: ${(error as Error)?.message ?? String(error)}`;
+      for (const key of collector.provides) if (!facts.has(key)) facts.unknown(key, reason);
+    }
+  }
+  return facts;
+}
