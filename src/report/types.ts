@@ -1,0 +1,62 @@
+// The report: what `scan --output json` prints and what every publisher renders. Publishers read
+// only this shape; they know nothing of rules or collectors.
+import type { Fact, FactValue } from '../facts/fact-set.ts';
+
+export const REPORT_SCHEMA_VERSION = 1;
+
+export type Severity = 'info' | 'warning' | 'critical';
+export const SEVERITIES: readonly Severity[] = ['info', 'warning', 'critical'];
+
+export type FindingStatus = 'pass' | 'fail' | 'unknown' | 'not-applicable';
+
+export interface Evidence {
+  fact: string;
+  value: FactValue;
+  source: string;
+  detail?: string;
+  /** Why the fact is unknown, when it is. */
+  unknown?: string;
+}
+
+export interface Remediation {
+  text: string;
+  commands: string[];
+}
+
+export interface Reference {
+  seed?: string;
+  url?: string;
+  note?: string;
+}
+
+export interface Finding {
+  ruleId: string;
+  title: string;
+  category: string;
+  status: FindingStatus;
+  severity: Severity;
+  weight: number;
+  /** What was found, e.g. "CONFIG_HZ=250"; empty when nothing could be read. */
+  observed: string;
+  /** What the rule wants, e.g. "CONFIG_HZ=1000". */
+  expected: string;
+  /** One sentence: the finding, or why it is unknown / not applicable. */
+  message: string;
+  evidence: Evidence[];
+  remediation: Remediation;
+  references: Reference[];
+  /** Points this finding took off the score. */
+  scoreImpact: number;
+}
+
+export interface Report {
+  schemaVersion: number;
+  node: string;
+  generatedAt: string;
+  hostRoot: string;
+  score: number;
+  grade: 'A' | 'B' | 'C' | 'D' | 'F';
+  counts: Record<FindingStatus, number>;
+  findings: Finding[];
+  facts: Record<string, Fact>;
+}
