@@ -57,11 +57,14 @@ export function retryAfterMs(err: unknown, nowMs: number = Date.now()): number |
   return Number.isNaN(date) ? undefined : Math.max(0, date - nowMs);
 }
 
-/** Next retry delay: the longer of Retry-After and the jittered backoff, capped. */
+/** A Retry-After longer than this is treated as this (a broken proxy must not park the agent for days). */
+export const MAX_RETRY_AFTER_MS = 10 * 60_000;
+
+/** Next retry delay: the jittered backoff, or the server's Retry-After when that is longer. */
 export function retryDelay(err: unknown, attempt: number, policy: BackoffPolicy, random?: () => number): number {
   const backoff = backoffDelay(attempt, policy, random);
   const serverAsked = retryAfterMs(err);
-  return serverAsked === undefined ? backoff : Math.min(policy.capMs, Math.max(serverAsked, backoff));
+  return serverAsked === undefined ? backoff : Math.max(Math.min(serverAsked, MAX_RETRY_AFTER_MS), backoff);
 }
 
 /** Interval ±10 %. */

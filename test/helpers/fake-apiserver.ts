@@ -14,6 +14,8 @@ export interface RecordedRequest {
   query: URLSearchParams;
   contentType: string | undefined;
   body: unknown;
+  /** performance.now() when the request arrived. */
+  at: number;
 }
 
 export interface Fault {
@@ -21,6 +23,8 @@ export interface Fault {
   retryAfter?: number;
   /** Never answer (the client's timeout must handle it). */
   hang?: boolean;
+  /** Answer normally, but only after this many milliseconds. */
+  delayMs?: number;
 }
 
 type Obj = Record<string, any>;
@@ -91,7 +95,7 @@ export class FakeApiServer {
 
   /** Simulate compaction: every open watch gets ERROR 410 and is closed; resuming from its rv fails too. */
   expireWatches(): void {
-    this.oldestWatchableRv = this.rv + 1;
+    this.oldestWatchableRv = this.rv;
     for (const w of this.watchers) {
       w.res.end(`${JSON.stringify({ type: 'ERROR', object: status(410, 'Expired', 'too old resource version') })}\n`);
     }
@@ -145,11 +149,15 @@ export class FakeApiServer {
     if (raw) {
       try { body = JSON.parse(raw); } catch { body = raw; }
     }
-    this.requests.push({ method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, contentType, body });
+    this.requests.push({ method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, contentType, body, at: performance.now() });
     const i = this.faults.findIndex((f) => f.method === req.method && url.pathname.startsWith(f.prefix));
     if (i >= 0) {
-      const [{ fault }] = this.faults.splice(i, 1);
+      const { fault } = this.faults.splice(i, 1)[0] as { fault: Fault };
       if (fault.hang) { this.hung.add(res); return; }
+      if (fault.delayMs !== undefined) {
+        await new Promise((resolve) => setTimeout(resolve, fault.delayMs));
+        return this.route(req.method ?? 'GET', url, contentType, body, res);
+      }
       const headers: Record<string, string> = fault.retryAfter !== undefined ? { 'retry-after': String(fault.retryAfter) } : {};
       return send(res, fault.status, status(fault.status, reasonFor(fault.status), `injected ${fault.status}`), headers);
     }
