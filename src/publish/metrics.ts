@@ -1,7 +1,7 @@
 // Prometheus metrics on a private registry. Every gauge derived from the report reads the cached
 // last report in collect(): a scrape never triggers a scan. Labels are bounded: rule ids come from
 // the finite rule set, components from a fixed list, info-label values are capped in length and count.
-import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
 import type { Fact } from '../facts/fact-set.ts';
 import type { Report } from '../report/types.ts';
 
@@ -46,12 +46,20 @@ function infoValues(fact: Fact | undefined): string[] {
 
 export function createAgentMetrics(version: string): AgentMetrics {
   const registry = new Registry();
-  const registers = [registry];
+  // Report-derived gauges join the registry with the first report: before it they would read 0
+  // (an unlabelled gauge cannot be absent), and a score of 0 would page someone.
+  const derived = new Registry();
+  const registers = [derived];
   let report: Report | undefined;
   const facts = (): Record<string, Fact> => report?.facts ?? {};
   collectDefaultMetrics({ register: registry });
+  // prom-client names these gauges *_total, which `promtool check metrics` rejects; the
+  // per-type series beside them (nodejs_active_handles{type}) carry the same information.
+  for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) {
+    registry.removeSingleMetric(name);
+  }
 
-  new Gauge({ name: `${P}build_info`, help: 'Build of the running agent (value 1).', labelNames: ['version', 'nodejs'], registers })
+  new Gauge({ name: `${P}build_info`, help: 'Build of the running agent (value 1).', labelNames: ['version', 'nodejs'], registers: [registry] })
     .set({ version, nodejs: process.versions.node }, 1);
   new Gauge({
     name: `${P}score`, help: 'Tuning score of this node, 0-100 (100 = nothing to fix).', registers,
@@ -68,8 +76,14 @@ export function createAgentMetrics(version: string): AgentMetrics {
     },
   });
   new Gauge({
-    name: `${P}kernel_hz`, help: 'Kernel timer frequency CONFIG_HZ in hertz.', registers,
-    collect() { this.reset(); const hz = numeric(facts()['kernel.hz']); if (hz !== undefined) this.set(hz); },
+    name: `${P}kernel_hz`, help: 'Kernel timer frequency CONFIG_HZ in hertz, by the file it was read from.',
+    labelNames: ['source'], registers,
+    collect() {
+      this.reset();
+      const fact = facts()['kernel.hz'];
+      const hz = numeric(fact);
+      if (hz !== undefined) this.set({ source: (fact as Fact).source.slice(0, MAX_LABEL_CHARS) }, hz);
+    },
   });
   for (const [key, info] of Object.entries(INFO_FACTS)) {
     new Gauge({
@@ -98,16 +112,22 @@ export function createAgentMetrics(version: string): AgentMetrics {
   const lastSuccess = new Gauge({
     name: `${P}last_scan_success_timestamp_seconds`, help: 'Unix time of the last successful scan.', registers,
   });
-  const scanErrors = new Counter({ name: `${P}scan_errors_total`, help: 'Scans that failed.', registers });
+  const scanErrors = new Counter({ name: `${P}scan_errors_total`, help: 'Scans that failed.', registers: [registry] });
   const apiRequests = new Counter({
     name: `${P}api_requests_total`, help: 'Requests this agent sent to kube-apiserver, by verb and HTTP code.',
-    labelNames: ['verb', 'code'], registers,
+    labelNames: ['verb', 'code'], registers: [registry],
   });
+  let joined = false;
 
   return {
     registry,
     setReport(next, durationSeconds, finishedAtMs) {
       report = next;
+      if (!joined) {
+        joined = true;
+        // getMetricsAsArray returns the metric instances themselves (typed as plain MetricObject).
+        for (const metric of derived.getMetricsAsArray()) registry.registerMetric(metric as unknown as Metric);
+      }
       duration.set(durationSeconds);
       lastSuccess.set(finishedAtMs / 1000);
     },
