@@ -122,3 +122,17 @@ test('the installed bin runs the same CLI as a process (this host, real root)', 
     assert.deepEqual(report.facts['kernel.hz'], { value: Number(line.split('=')[1]), source: '/proc/config.gz' });
   }
 });
+
+test('colour only on a terminal, and never with NO_COLOR', async () => {
+  const { PassThrough } = await import('node:stream');
+  const { main } = await import('../../src/cli/main.ts');
+  const render = async (env: NodeJS.ProcessEnv) => {
+    const stdout = Object.assign(new PassThrough(), { isTTY: true, columns: 120 });
+    const chunks: Buffer[] = [];
+    stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
+    await main(['scan', '--host-root', fixtureHost('intel-pstate-epp-power')], { stdout, stderr: new PassThrough(), env });
+    return Buffer.concat(chunks).toString('utf8');
+  };
+  assert.match(await render({}), /\u001b\[31mFAIL\u001b\[0m/);
+  assert.doesNotMatch(await render({ NO_COLOR: '1' }), /\u001b\[/);
+});

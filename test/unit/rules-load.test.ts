@@ -89,3 +89,8 @@ test('a missing --rules path is an error naming it', async () => {
   const result = await loadRules(['/nonexistent/rules-dir']);
   assert.deepEqual(result.errors.map(formatRuleError), ['/nonexistent/rules-dir:0:0: does not exist; check the --rules path']);
 });
+
+test('rules may not decide on enrichment-only inventory facts', async (t) => {
+  const errors = await lintText(t, header + goodRule.replace('{ fact: kernel.hz, op: Lt, param: minHz }', '{ fact: inventory.physicalCores, op: Lt, param: minHz }'));
+  assert.deepEqual(errors, ['rules/custom.yaml:10:24: rules.0.failsWhen.fact: inventory.physicalCores only enriches the report (systeminformation); decide on the /proc and /sys facts instead']);
+});
