@@ -5,5 +5,6 @@ import kernel from './kernel.ts';
 import cpu from './cpu.ts';
 import tuned from './tuned.ts';
 import nodeRole from './node-role.ts';
+import inventory from './inventory.ts';
 
-export const COLLECTORS: readonly Collector[] = [kernel, cpu, tuned, nodeRole];
+export const COLLECTORS: readonly Collector[] = [kernel, cpu, tuned, nodeRole, inventory];
