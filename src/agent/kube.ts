@@ -18,6 +18,9 @@ export type CountRequest = (verb: string, code: string) => void;
 
 export function loadKubeConfig(kubeconfigPath: string | undefined): KubeConfig {
   const kc = new KubeConfig();
+  if (!kubeconfigPath && !process.env.KUBERNETES_SERVICE_HOST) {
+    throw new Error('not running in a pod (KUBERNETES_SERVICE_HOST is not set): pass --kubeconfig FILE');
+  }
   try {
     if (kubeconfigPath) kc.loadFromFile(kubeconfigPath);
     else kc.loadFromCluster();

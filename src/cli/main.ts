@@ -1,6 +1,7 @@
 // Command dispatch. Every error a user can cause ends here as one clear sentence and exit code 2.
 import { createRequire } from 'node:module';
 import { InputError } from '../scan.ts';
+import { agentCommand } from './commands/agent.ts';
 import { factsCommand } from './commands/facts.ts';
 import { explainCommand, rulesCommand } from './commands/rules.ts';
 import { scanCommand } from './commands/scan.ts';
@@ -11,6 +12,7 @@ const COMMANDS: Record<string, Command> = {
   facts: factsCommand,
   rules: rulesCommand,
   explain: explainCommand,
+  agent: agentCommand,
 };
 
 export const USAGE = `Usage: node-tuning-advisor <command> [flags]
@@ -22,6 +24,7 @@ Commands:
   facts             print the collected facts with their sources (JSON)
   rules lint|list   check rule files / list the rules in effect
   explain RULE-ID   show what a rule checks and how to fix it
+  agent             publish to this node's Node object on an interval (annotations, Events, metrics)
 
 Run "node-tuning-advisor <command> --help" for a command's flags.
 `;
