@@ -46,6 +46,8 @@ export class FakeApiServer {
   private rv = 100;
   /** Watches asking for an older resourceVersion get 410 Gone (as after etcd compaction). */
   oldestWatchableRv = 0;
+  /** Close each watch after this long, as kube-apiserver does (30–60 min by default); 0 = never. */
+  watchTimeoutMs = 0;
   private server: Server | undefined;
   port = 0;
 
@@ -194,7 +196,8 @@ export class FakeApiServer {
       }
       const watcher = { res, name };
       this.watchers.add(watcher);
-      res.on('close', () => this.watchers.delete(watcher));
+      const timeout = this.watchTimeoutMs > 0 ? setTimeout(() => res.end(), this.watchTimeoutMs) : undefined;
+      res.on('close', () => { clearTimeout(timeout); this.watchers.delete(watcher); });
       res.flushHeaders();
       return;
     }
