@@ -14,6 +14,9 @@ export const CLIENT_BURST = 5;
 /** Watch inactivity timeout: a quiet Node sends nothing for long stretches; apiserver closes watches after 30–60 min anyway. */
 export const WATCH_IDLE_TIMEOUT_MS = 60 * 60 * 1000;
 
+/** A request (other than the watch) that has not answered by then counts as failed and is retried later. */
+export const REQUEST_TIMEOUT_MS = 30_000;
+
 export type CountRequest = (verb: string, code: string) => void;
 
 export function loadKubeConfig(kubeconfigPath: string | undefined): KubeConfig {
@@ -47,8 +50,11 @@ export class NodeApi {
   private readonly limiter: TokenBucket;
   private readonly count: CountRequest;
 
-  constructor(kc: KubeConfig, count: CountRequest, limiter = new TokenBucket(CLIENT_QPS, CLIENT_BURST)) {
+  private readonly timeoutMs: number;
+
+  constructor(kc: KubeConfig, count: CountRequest, limiter = new TokenBucket(CLIENT_QPS, CLIENT_BURST), timeoutMs = REQUEST_TIMEOUT_MS) {
     this.kc = kc;
+    this.timeoutMs = timeoutMs;
     this.api = kc.makeApiClient(CoreV1Api);
     this.count = count;
     this.limiter = limiter;
@@ -56,13 +62,19 @@ export class NodeApi {
 
   private async call<T>(verb: string, send: () => Promise<T>): Promise<T> {
     await this.limiter.take();
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(Object.assign(new Error(`${verb} timed out after ${this.timeoutMs / 1000} s`), { timeout: true })), this.timeoutMs);
+    });
     try {
-      const result = await send();
+      const result = await Promise.race([send(), timeout]);
       this.count(verb, verb === 'create' ? '201' : '200');
       return result;
     } catch (err) {
-      this.count(verb, statusCodeOf(err));
+      this.count(verb, (err as { timeout?: boolean }).timeout ? 'timeout' : statusCodeOf(err));
       throw err;
+    } finally {
+      clearTimeout(timer);
     }
   }
 

@@ -16,6 +16,7 @@ export interface WireOptions {
   /** Set for --dry-run: the patch and Events are printed here instead of sent. */
   dryRunOut?: NodeJS.WritableStream;
   limiter?: TokenBucket;
+  requestTimeoutMs?: number;
   agent?: Partial<AgentOptions>;
   /** Longest wait for the watch to deliver our own patch before the next diff. */
   ownWriteWaitMs?: number;
@@ -24,7 +25,7 @@ export interface WireOptions {
 export function wireAgent(opts: WireOptions): Agent {
   const kc = loadKubeConfig(opts.kubeconfig);
   const count = (verb: string, code: string): void => opts.metrics?.countApiRequest(verb, code);
-  const api = new NodeApi(kc, count, opts.limiter);
+  const api = new NodeApi(kc, count, opts.limiter, opts.requestTimeoutMs);
   const backoff = opts.agent?.backoff ?? DEFAULT_BACKOFF;
   const watcher = new NodeWatcher(api, opts.nodeName, opts.log, backoff);
   const publisher = new Publisher(api, (rv) => watcher.waitForResourceVersion(rv, opts.ownWriteWaitMs ?? 10_000), opts.dryRunOut);

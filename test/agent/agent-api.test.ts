@@ -121,6 +121,15 @@ test('watch expiry (410) re-lists and the agent keeps the Node current', async (
   assert.deepEqual((last?.body as any).metadata.annotations, { [`${ANNOTATION_PREFIX}stale`]: null });
 });
 
+test('a PATCH that never answers times out and is retried', async (t) => {
+  const { server, kubeconfig } = await cluster(t);
+  server.inject('PATCH', '/api/v1/nodes/', { status: 200, hang: true });
+  const run = runAgent(kubeconfig, () => seedReport(), { agent: { once: true } });
+  assert.equal(await run.result, 0);
+  assert.equal(server.count('PATCH'), 2);
+  assert.match(run.logs[0] ?? '', /publish failed \(patch timed out after 0.5 s\)/);
+});
+
 test('stop() during an in-flight PATCH lets it finish, then exits 0', async (t) => {
   const { server, kubeconfig } = await cluster(t);
   server.inject('PATCH', '/api/v1/nodes/', { status: 200, delayMs: 300 });

@@ -26,7 +26,7 @@ export function runAgent(
   let agent: Agent | undefined;
   agent = wireAgent({
     kubeconfig, nodeName: 'worker-1', log: (line) => logs.push(line), metrics: opts.metrics, dryRunOut: opts.dryRunOut,
-    limiter: new TokenBucket(1000, 1000), ownWriteWaitMs: 2_000,
+    limiter: new TokenBucket(1000, 1000), ownWriteWaitMs: 2_000, requestTimeoutMs: 500,
     agent: { ...FAST, ...opts.agent },
     scan: async () => {
       scans += 1;
