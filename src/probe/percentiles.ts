@@ -12,7 +12,8 @@ export interface LatencySummary {
 /** Nearest-rank percentile (0 < p ≤ 100) of ascending-sorted values. */
 export function percentile(sorted: ArrayLike<number>, p: number): number {
   if (sorted.length === 0) return NaN;
-  const rank = Math.min(sorted.length, Math.max(1, Math.ceil((p / 100) * sorted.length)));
+  // The epsilon keeps 99.9 % of 1000 at rank 999 despite binary floating point (0.999 × 1000 = 999.0000000000001).
+  const rank = Math.min(sorted.length, Math.max(1, Math.ceil((p / 100) * sorted.length - 1e-9)));
   return sorted[rank - 1] as number;
 }
 
