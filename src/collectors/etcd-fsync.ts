@@ -49,8 +49,10 @@ async function probeDataDir(ctx: CollectorContext, settings: EtcdFsyncSettings):
 export function createEtcdFsyncCollector(settings: EtcdFsyncSettings): Collector {
   return {
     name: 'etcd-fsync',
-    provides: FSYNC_FACTS,
+    provides: [...FSYNC_FACTS, 'etcd.fsync.probed'],
     async collect(ctx) {
+      // Not probing is the operator's choice, not a property of the disk: the rule is then not applicable.
+      ctx.facts.set('etcd.fsync.probed', settings.run, 'flag:--probe', settings.run ? undefined : 'run `scan --probe` (or `probe fsync --dir <etcd data dir>`) to time fdatasync on etcd\'s disk');
       if (!settings.run) return allUnknown(ctx, 'not measured: run `scan --probe` (or `probe fsync --dir <etcd data dir>`) to time fdatasync on etcd\'s disk');
       await probeDataDir(ctx, settings);
     },

@@ -5,11 +5,12 @@ import kernel from './kernel.ts';
 import cpu from './cpu.ts';
 import tuned from './tuned.ts';
 import nodeRole from './node-role.ts';
+import inventory from './inventory.ts';
 import etcd from './etcd.ts';
 import etcdPriority from './etcd-priority.ts';
 import { createEtcdFsyncCollector, type EtcdFsyncSettings } from './etcd-fsync.ts';
 
-export const COLLECTORS: readonly Collector[] = [kernel, cpu, tuned, nodeRole, etcd, etcdPriority, createEtcdFsyncCollector({ run: false })];
+export const COLLECTORS: readonly Collector[] = [kernel, cpu, tuned, nodeRole, inventory, etcd, etcdPriority, createEtcdFsyncCollector({ run: false })];
 
 /** The collectors with the fsync probe switched on (`scan --probe`). */
 export function collectorsWithProbe(settings: Omit<EtcdFsyncSettings, 'run'>): Collector[] {

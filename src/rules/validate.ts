@@ -7,6 +7,9 @@ export interface PathError {
   message: string;
 }
 
+/** Facts that only enrich the report: a rule deciding on them would inherit their misreadings. */
+export const ENRICHMENT_ONLY_PREFIX = 'inventory.';
+
 const NO_OPERAND = new Set(['Exists', 'DoesNotExist', 'IsTrue', 'IsFalse']);
 const NUMERIC = new Set(['Gt', 'Ge', 'Lt', 'Le']);
 const LIST = new Set(['In', 'NotIn']);
@@ -16,6 +19,9 @@ export function isLeaf(condition: Condition): condition is LeafCondition {
 }
 
 function leafErrors(leaf: LeafCondition, params: RuleDefinition['params'], at: (string | number)[]): PathError[] {
+  if (leaf.fact.startsWith(ENRICHMENT_ONLY_PREFIX)) {
+    return [{ segments: [...at, 'fact'], message: `${leaf.fact} only enriches the report (systeminformation); decide on the /proc and /sys facts instead` }];
+  }
   const operand = leaf.param !== undefined ? params?.[leaf.param] : (leaf.values ?? leaf.value);
   const given = [leaf.value, leaf.values, leaf.param].filter((part) => part !== undefined).length;
   if (leaf.param !== undefined && params?.[leaf.param] === undefined) {
