@@ -97,3 +97,9 @@ test('rules may not decide on enrichment-only inventory facts', async (t) => {
   const errors = await lintText(t, header + goodRule.replace('{ fact: kernel.hz, op: Lt, param: minHz }', '{ fact: inventory.physicalCores, op: Lt, param: minHz }'));
   assert.deepEqual(errors, ['rules/custom.yaml:10:24: rules.0.failsWhen.fact: inventory.physicalCores only enriches the report (systeminformation); decide on the /proc and /sys facts instead']);
 });
+
+test('YAML that only fails when converted (an alias before its anchor) is an error, not a crash', async (t) => {
+  const errors = await lintText(t, '*!');
+  assert.equal(errors.length, 1);
+  assert.match(errors[0] as string, /^rules\/custom\.yaml:1:1: Unresolved alias/);
+});
