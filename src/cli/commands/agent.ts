@@ -2,7 +2,9 @@
 // Events on transitions and Prometheus metrics, without becoming API load itself.
 import { createRequire } from 'node:module';
 import { DEFAULT_METRICS_ADDR, parseListenAddress, startMetricsServer } from '../../agent/metrics-server.ts';
+import { ProbeSchedule, type ProbeInterval } from '../../agent/probe-schedule.ts';
 import { wireAgent } from '../../agent/wire.ts';
+import type { Report } from '../../report/types.ts';
 import { createAgentMetrics } from '../../publish/metrics.ts';
 import { runScan } from '../../scan.ts';
 import { EXIT_OK, UsageError, listFlag, parseFlags, type Io } from '../io.ts';
@@ -22,8 +24,8 @@ Flags:
   --host-root DIR        where the host's / is (default /; in the DaemonSet: /host)
   --rules PATH           extra rule directory or file; repeatable
   --no-bundled-rules     use only the --rules given
-  --probe-interval DUR   etcd fsync probe interval: off, or a duration (default: off on workers,
-                         6h on control-plane nodes; needs the fsync probe build, see README)
+  --probe-interval DUR   etcd fsync probe (22 MiB of writes in etcd's data dir): off, auto or a
+                         duration (default auto: off on workers, 6h on control-plane nodes)
   --dry-run              print the merge patch and Events instead of sending them (reads the Node only)
   --once                 one scan and one publish, then exit (0 published, 1 gave up after retries)
   -h, --help             this help
@@ -72,20 +74,26 @@ export async function agentCommand(args: string[], io: Io): Promise<number> {
   if (!nodeName) throw new UsageError('no node name: pass --node-name NAME or set NODE_NAME (in a pod: fieldRef spec.nodeName)');
   const intervalMs = parseDuration('--interval', values.interval as string);
   const startupJitterMs = Math.min(intervalMs, parseDuration('--startup-jitter', values['startup-jitter'] as string));
-  const probe = values['probe-interval'];
-  if (probe !== undefined && probe !== 'off') parseDuration('--probe-interval', probe);
+  const probe = values['probe-interval'] ?? 'auto';
+  const probeInterval: ProbeInterval = probe === 'auto' ? 'auto' : probe === 'off' ? 0 : parseDuration('--probe-interval', probe);
   let address;
   try { address = parseListenAddress(values['metrics-addr'] as string); } catch (err) { throw new UsageError((err as Error).message); }
   const log = (line: string): void => void io.stderr.write(`agent: ${line}\n`);
-  if (probe !== undefined && probe !== 'off') log('--probe-interval: this build has no fsync probe yet; scans use the etcd facts they can read');
 
   const metrics = createAgentMetrics(version());
-  const scan = () => runScan({
-    hostRoot: values['host-root'] as string,
-    ruleLocations: listFlag(values.rules),
-    bundledRules: !values['no-bundled-rules'],
-    nodeName,
-  });
+  const probes = new ProbeSchedule(probeInterval);
+  let previous: Report | undefined;
+  const scan = async (): Promise<Report> => {
+    const collectors = probes.collectorsFor(previous);
+    previous = await runScan({
+      hostRoot: values['host-root'] as string,
+      ruleLocations: listFlag(values.rules),
+      bundledRules: !values['no-bundled-rules'],
+      nodeName,
+      ...(collectors ? { collectors } : {}),
+    });
+    return previous;
+  };
   let agent;
   try {
     agent = wireAgent({
