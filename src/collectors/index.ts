@@ -5,5 +5,8 @@ import kernel from './kernel.ts';
 import cpu from './cpu.ts';
 import tuned from './tuned.ts';
 import nodeRole from './node-role.ts';
+import kubelet from './kubelet.ts';
+import controlPlaneLimits from './control-plane-limits.ts';
+import throttling from './throttling.ts';
 
-export const COLLECTORS: readonly Collector[] = [kernel, cpu, tuned, nodeRole];
+export const COLLECTORS: readonly Collector[] = [kernel, cpu, tuned, nodeRole, kubelet, controlPlaneLimits, throttling];

@@ -1,0 +1,158 @@
+// Client limits of kube-scheduler and kube-controller-manager, and kube-apiserver's inflight limits,
+// from the live processes, the static pod manifests (kubeadm, rke2) or k3s's embedded-component args.
+// A scheduler with --config ignores --kube-api-qps/burst: then clientConnection of that file counts,
+// read through the manifest's hostPath mount (or the live process's /proc/<pid>/root).
+import path from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import type { Collector } from './collector.ts';
+import type { FactSet } from '../facts/fact-set.ts';
+import type { HostRoot } from '../host/host-root.ts';
+import { argsFrom, findProcesses, listProcesses, numericFlag, parseFlags, type FlagMap, type SourcedArg } from '../host/processes.ts';
+import { componentArgs, detectRancher, type RancherInstall } from './rancher.ts';
+import { readStaticPod, type StaticPod } from './static-pod.ts';
+
+type Component = 'kube-scheduler' | 'kube-controller-manager' | 'kube-apiserver';
+const MANIFEST_DIRS = ['/etc/kubernetes/manifests', '/var/lib/rancher/rke2/agent/pod-manifests'];
+const BOOLEAN_FLAGS = new Set(['leader-elect', 'profiling', 'use-service-account-credentials', 'enable-priority-and-fairness', 'allow-privileged', 'help', 'version']);
+
+interface Found {
+  args: SourcedArg[];
+  /** Where the operator edits this component's flags. */
+  editIn: string;
+  manifest?: StaticPod;
+  pid?: number;
+  rancher?: RancherInstall;
+}
+
+async function findComponent(host: HostRoot, component: Component, processes: Awaited<ReturnType<typeof listProcesses>>, rancher: RancherInstall | undefined): Promise<Found | undefined> {
+  let manifest: StaticPod | undefined;
+  for (const dir of MANIFEST_DIRS) {
+    manifest ??= await readStaticPod(host, `${dir}/${component}.yaml`, component);
+  }
+  const live = findProcesses(processes, [component])[0];
+  if (live) {
+    const found: Found = { args: argsFrom(live.argv.slice(1), `/proc/${live.pid}/cmdline`), editIn: manifest?.path ?? `/proc/${live.pid}/cmdline`, pid: live.pid };
+    return manifest ? { ...found, manifest } : found;
+  }
+  if (manifest) return { args: manifest.args, editIn: manifest.path, manifest };
+  if (rancher?.role === 'server') {
+    return { args: componentArgs(rancher, component), editIn: `/etc/rancher/${rancher.distro}/config.yaml (${component}-arg)`, rancher };
+  }
+  return undefined;
+}
+
+/** Where a path the component was given lives on the host: through the manifest's hostPath mounts or /proc/<pid>/root. */
+export function hostPathOf(found: Found, containerPath: string): string | undefined {
+  if (found.pid !== undefined) return `/proc/${found.pid}/root${containerPath}`;
+  if (!found.manifest) return containerPath;
+  const mount = found.manifest.mounts
+    .filter((m) => containerPath === m.mountPath || containerPath.startsWith(m.mountPath.replace(/\/?$/, '/')))
+    .sort((a, b) => b.mountPath.length - a.mountPath.length)[0];
+  return mount ? path.posix.join(mount.hostPath, path.posix.relative(mount.mountPath, containerPath)) : undefined;
+}
+
+function setLimit(facts: FactSet, key: string, flags: FlagMap, flag: string, fallback: number, defaultWhy: string): void {
+  const value = numericFlag(flags, flag);
+  if (!value) facts.set(key, fallback, 'default', defaultWhy);
+  else if ('invalid' in value) facts.unknown(key, `--${flag}=${value.invalid} (${value.origin}) is not a number; the component would refuse to start`);
+  else if (value.value === 0 && flag.startsWith('kube-api')) facts.set(key, flag.endsWith('qps') ? 5 : 10, `flag:--${flag}`, `0 in ${value.origin}, which client-go replaces with its default ${flag.endsWith('qps') ? 5 : 10}`);
+  else facts.set(key, value.value, `flag:--${flag}`, `set in ${value.origin}`);
+}
+
+async function schedulerFromConfig(host: HostRoot, facts: FactSet, found: Found, configPath: string, flags: FlagMap): Promise<string> {
+  const file = hostPathOf(found, configPath);
+  const ignored = ['kube-api-qps', 'kube-api-burst'].filter((f) => flags.has(f)).map((f) => `--${f}`);
+  const note = ignored.length > 0 ? `; ${ignored.join(' and ')} ignored because --config is given` : '';
+  if (!file) {
+    const reason = `kube-scheduler --config ${configPath} is not under any hostPath volume of ${found.manifest?.path}; cannot read it`;
+    for (const key of ['scheduler.kubeAPIQPS', 'scheduler.kubeAPIBurst']) facts.unknown(key, reason);
+    return found.editIn;
+  }
+  const text = await host.readText(file);
+  let connection: Record<string, unknown> = {};
+  try {
+    if (!text.ok) throw new Error(text.reason);
+    const doc = parseYaml(text.text) as { clientConnection?: Record<string, unknown> } | null;
+    connection = doc?.clientConnection ?? {};
+  } catch (error) {
+    const reason = `kube-scheduler --config ${configPath} (host ${file}) cannot be used: ${(error as Error).message.split('\n')[0]}; fix the file or the mount`;
+    for (const key of ['scheduler.kubeAPIQPS', 'scheduler.kubeAPIBurst']) facts.unknown(key, reason);
+    return file;
+  }
+  for (const [field, key, fallback] of [['qps', 'scheduler.kubeAPIQPS', 50], ['burst', 'scheduler.kubeAPIBurst', 100]] as const) {
+    const raw = connection[field];
+    if (typeof raw === 'number' && raw !== 0) facts.set(key, raw, file, `clientConnection.${field} in --config ${configPath}${note}`);
+    else facts.set(key, fallback, 'default', `clientConnection.${field} not set in ${file}: the scheduler's default${note}`);
+  }
+  return `${file} (clientConnection.qps/burst)`;
+}
+
+function fixText(component: string, editIn: string, current: { qps?: number; burst?: number }, restart: string): string {
+  const qps = Math.max(150, 2 * (current.qps ?? 0));
+  const burst = Math.max(200, 2 * (current.burst ?? 0));
+  if (editIn.includes('clientConnection')) return `In ${editIn.replace(/ \(.*\)$/, '')} set clientConnection.qps: ${qps} and clientConnection.burst: ${burst}; ${restart}.`;
+  if (editIn.includes('-arg)')) return `In ${editIn.replace(/ \(.*\)$/, '')} add ${component}-arg entries "kube-api-qps=${qps}" and "kube-api-burst=${burst}"; ${restart}.`;
+  return `In ${editIn} set --kube-api-qps=${qps} and --kube-api-burst=${burst} on the ${component} command; ${restart}.`;
+}
+
+function restartHint(found: Found): string {
+  if (found.rancher) return `then systemctl restart ${found.rancher.distro === 'k3s' ? 'k3s' : 'rke2-server'}`;
+  if (found.manifest) return 'the kubelet restarts the static pod when the manifest changes';
+  return 'then restart the component';
+}
+
+async function collectClient(host: HostRoot, facts: FactSet, prefix: string, component: Component, found: Found | undefined, defaults: [number, number]): Promise<void> {
+  facts.set(`${prefix}.present`, found !== undefined, found?.editIn ?? MANIFEST_DIRS.join(', '), found ? undefined : `no ${component} process, static pod manifest or k3s/rke2 server on this node`);
+  if (!found) return;
+  if (found.manifest?.error && found.pid === undefined) {
+    for (const key of ['kubeAPIQPS', 'kubeAPIBurst', 'qpsSetIn', 'qpsFix']) facts.unknown(`${prefix}.${key}`, found.manifest.error);
+    return;
+  }
+  const flags = parseFlags(found.args, BOOLEAN_FLAGS);
+  const config = component === 'kube-scheduler' ? flags.get('config') : undefined;
+  let editIn = found.editIn;
+  if (config && config.value !== '') {
+    editIn = await schedulerFromConfig(host, facts, found, config.value, flags);
+  } else {
+    const why = `not set on the ${component} command line (${found.editIn}); the ${component} default`;
+    setLimit(facts, `${prefix}.kubeAPIQPS`, flags, 'kube-api-qps', defaults[0], why);
+    setLimit(facts, `${prefix}.kubeAPIBurst`, flags, 'kube-api-burst', defaults[1], why);
+  }
+  const current = { qps: facts.value(`${prefix}.kubeAPIQPS`) as number | undefined, burst: facts.value(`${prefix}.kubeAPIBurst`) as number | undefined };
+  facts.set(`${prefix}.qpsSetIn`, editIn, found.editIn);
+  facts.set(`${prefix}.qpsFix`, fixText(component, editIn, current, restartHint(found)), 'inferred');
+}
+
+async function collectApiserver(facts: FactSet, found: Found | undefined): Promise<void> {
+  facts.set('apiserver.present', found !== undefined, found?.editIn ?? MANIFEST_DIRS.join(', '));
+  if (!found) return;
+  if (found.manifest?.error && found.pid === undefined) {
+    for (const key of ['maxRequestsInflight', 'maxMutatingRequestsInflight', 'priorityAndFairness']) facts.unknown(`apiserver.${key}`, found.manifest.error);
+    return;
+  }
+  const flags = parseFlags(found.args, BOOLEAN_FLAGS);
+  const why = `not set on the kube-apiserver command line (${found.editIn}); the default`;
+  setLimit(facts, 'apiserver.maxRequestsInflight', flags, 'max-requests-inflight', 400, why);
+  setLimit(facts, 'apiserver.maxMutatingRequestsInflight', flags, 'max-mutating-requests-inflight', 200, why);
+  const apf = flags.get('enable-priority-and-fairness');
+  facts.set('apiserver.priorityAndFairness', apf ? apf.value !== 'false' : true, apf ? 'flag:--enable-priority-and-fairness' : 'default', apf?.origin);
+}
+
+const controlPlaneLimitsCollector: Collector = {
+  name: 'control-plane-limits',
+  provides: [
+    'scheduler.present', 'scheduler.kubeAPIQPS', 'scheduler.kubeAPIBurst', 'scheduler.qpsSetIn', 'scheduler.qpsFix',
+    'controllerManager.present', 'controllerManager.kubeAPIQPS', 'controllerManager.kubeAPIBurst', 'controllerManager.qpsSetIn', 'controllerManager.qpsFix',
+    'apiserver.present', 'apiserver.maxRequestsInflight', 'apiserver.maxMutatingRequestsInflight', 'apiserver.priorityAndFairness',
+  ],
+  async collect({ host, facts }) {
+    const processes = await listProcesses(host);
+    const rancher = await detectRancher(host, processes);
+    const find = (c: Component): Promise<Found | undefined> => findComponent(host, c, processes, rancher);
+    await collectClient(host, facts, 'scheduler', 'kube-scheduler', await find('kube-scheduler'), [50, 100]);
+    await collectClient(host, facts, 'controllerManager', 'kube-controller-manager', await find('kube-controller-manager'), [20, 30]);
+    await collectApiserver(facts, await find('kube-apiserver'));
+  },
+};
+
+export default controlPlaneLimitsCollector;
