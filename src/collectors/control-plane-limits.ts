@@ -95,8 +95,9 @@ function fixText(component: string, editIn: string, current: { qps?: number; bur
   return `In ${editIn} set --kube-api-qps=${qps} and --kube-api-burst=${burst} on the ${component} command; ${restart}.`;
 }
 
-function restartHint(found: Found): string {
+function restartHint(found: Found, editIn: string): string {
   if (found.rancher) return `then systemctl restart ${found.rancher.distro === 'k3s' ? 'k3s' : 'rke2-server'}`;
+  if (found.manifest && editIn.includes('clientConnection')) return `the scheduler reads it only at start: move ${found.manifest.path} out of its directory and back to restart the static pod`;
   if (found.manifest) return 'the kubelet restarts the static pod when the manifest changes';
   return 'then restart the component';
 }
@@ -120,7 +121,7 @@ async function collectClient(host: HostRoot, facts: FactSet, prefix: string, com
   }
   const current = { qps: facts.value(`${prefix}.kubeAPIQPS`) as number | undefined, burst: facts.value(`${prefix}.kubeAPIBurst`) as number | undefined };
   facts.set(`${prefix}.qpsSetIn`, editIn, found.editIn);
-  facts.set(`${prefix}.qpsFix`, fixText(component, editIn, current, restartHint(found)), 'inferred');
+  facts.set(`${prefix}.qpsFix`, fixText(component, editIn, current, restartHint(found, editIn)), 'inferred');
 }
 
 async function collectApiserver(facts: FactSet, found: Found | undefined): Promise<void> {

@@ -41,6 +41,8 @@ export interface Effective {
   /** "default", a config or drop-in path, or "flag:--kube-api-qps (origin)". */
   source: string;
   detail: string;
+  /** For a flag: where the argument was read ("/etc/default/kubelet (KUBELET_EXTRA_ARGS)"). */
+  origin?: string;
 }
 
 export interface ConfigLayer {
@@ -117,7 +119,7 @@ export function mergeKubeletSettings(layers: ConfigLayer[], flags: FlagMap, hint
         undecided.set(field, `--${flagName}=${flag.value.slice(0, 40)} (${flag.origin}) is not a valid value; the kubelet would refuse to start with it`);
         continue;
       }
-      chosen = { value, source: `flag:--${flagName}`, detail: `set in ${flag.origin}` };
+      chosen = { value, source: `flag:--${flagName}`, detail: `set in ${flag.origin}`, origin: flag.origin };
     }
     if (!chosen) {
       const fallback = defaultFor(field, hint);

@@ -75,7 +75,7 @@ export function qpsLocation(
   suggested: { qps: number; burst: number },
 ): QpsLocation {
   const { qps, burst } = suggested;
-  if (current.source.startsWith('flag:')) return flagFix(current.detail.replace(/^set in /, ''), qps, burst, layout);
+  if (current.source.startsWith('flag:')) return flagFix(current.origin ?? command.source, qps, burst, layout);
   if (current.source !== 'default') return fileFix(current.source, qps, burst, layout, false);
   if ((layout === 'k3s' || layout === 'rke2') && command.implicitConfigDir) {
     const dropIn = `${command.implicitConfigDir}/50-kube-api-qps.conf`;

@@ -48,7 +48,7 @@ async function fromFiles(host: HostRoot): Promise<KubeletVersion | undefined> {
     const manifest = await host.readText(`${dir}/kube-apiserver.yaml`);
     const version = manifest.ok ? imageTagVersion(manifest.text, 'kube-apiserver') : undefined;
     if (version) {
-      const why = `kube-apiserver image ${version} on this node; kubeadm installs the kubelet at the same version`;
+      const why = `kube-apiserver image ${version} on this node; the kubelet is taken to run the control plane's version`;
       return { version: version.slice(1), source: `${dir}/kube-apiserver.yaml`, hint: { minor: minorOf(version) as number, why } };
     }
   }

@@ -56,7 +56,9 @@ export function findProcesses(processes: HostProcess[], names: string[]): HostPr
 /** The process's working directory as a host path, for resolving relative paths it was given. */
 export async function processCwd(host: HostRoot, pid: number): Promise<string | undefined> {
   const link = await host.readLink(`/proc/${pid}/cwd`);
-  return link.ok && path.posix.isAbsolute(link.text) ? link.text : undefined;
+  if (!link.ok || link.text === '') return undefined;
+  // The kernel's link is absolute; a fake tree may hold a relative one (kept inside the tree).
+  return path.posix.resolve(`/proc/${pid}`, link.text);
 }
 
 /**
