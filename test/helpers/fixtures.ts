@@ -1,32 +1,32 @@
-// Fixture host trees and small temporary trees for the api-client collectors' tests.
-import { mkdtemp, mkdir, rm, writeFile, symlink } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdtemp, rm, mkdir, writeFile, symlink } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { TestContext } from 'node:test';
+import { collectFacts, type CollectOptions } from '../../src/facts/collect.ts';
 import { HostRoot } from '../../src/host/host-root.ts';
-import { collectFacts } from '../../src/facts/collect.ts';
 import type { Collector } from '../../src/collectors/collector.ts';
-import type { FactSet } from '../../src/facts/fact-set.ts';
 
-export const FIXTURES = path.join(import.meta.dirname, '..', 'fixtures', 'hosts');
+export const FIXTURE_HOSTS = fileURLToPath(new URL('../fixtures/hosts/', import.meta.url));
 
-export function fixtureHost(name: string): HostRoot {
-  return new HostRoot(path.join(FIXTURES, name));
+export function fixtureHost(name: string): string {
+  return path.join(FIXTURE_HOSTS, name);
 }
 
-export function factsOf(name: string | HostRoot, ...collectors: Collector[]): Promise<FactSet> {
-  return collectFacts(typeof name === 'string' ? fixtureHost(name) : name, { collectors });
+/** Facts of one fixture host, from the given collectors (all by default). */
+export async function factsOf(name: string, collectors?: Collector[], options: CollectOptions = {}) {
+  return collectFacts(new HostRoot(fixtureHost(name)), { ...options, ...(collectors ? { collectors } : {}) });
 }
 
-/** A temporary host tree from {hostPath: content}; a value {link} makes a symlink. Removed after the test. */
-export async function tempHost(t: TestContext, files: Record<string, string | { link: string }>): Promise<HostRoot> {
-  const root = await mkdtemp(path.join(tmpdir(), 'nta-host-'));
+/** A temporary host tree from a map of host paths to contents ("->target" makes a symlink). */
+export async function tempHost(t: TestContext, files: Record<string, string | Buffer>): Promise<string> {
+  const root = await mkdtemp(path.join(os.tmpdir(), 'nta-host-'));
   t.after(() => rm(root, { recursive: true, force: true }));
   for (const [hostPath, content] of Object.entries(files)) {
     const local = path.join(root, hostPath);
     await mkdir(path.dirname(local), { recursive: true });
-    if (typeof content === 'string') await writeFile(local, content);
-    else await symlink(content.link, local);
+    if (typeof content === 'string' && content.startsWith('->')) await symlink(content.slice(2), local);
+    else await writeFile(local, content);
   }
-  return new HostRoot(root);
+  return root;
 }

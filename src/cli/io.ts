@@ -1,0 +1,46 @@
+// What a command needs from the process, passed in so tests can capture it.
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { InputError } from '../scan.ts';
+
+export interface Io {
+  stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+  stderr: NodeJS.WritableStream;
+  env: NodeJS.ProcessEnv;
+}
+
+export type Command = (args: string[], io: Io) => Promise<number>;
+
+export const EXIT_OK = 0;
+export const EXIT_FINDINGS = 1;
+export const EXIT_INPUT = 2;
+
+/** Wrong flags and bad input files: exit 2 with a sentence, never a stack trace. */
+export class UsageError extends InputError {
+  override name = 'UsageError';
+}
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+export function parseFlags<T extends Options>(args: string[], options: T, command: string) {
+  try {
+    return parseArgs({ args, options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
+  } catch (error) {
+    const message = (error as Error).message.replace(/\. To specify a positional argument.*$/s, '');
+    throw new UsageError(`${message}\nRun "node-tuning-advisor ${command} --help" for the flags it takes.`);
+  }
+}
+
+export function oneOf<T extends string>(flag: string, value: string | undefined, allowed: readonly T[], fallback: T): T {
+  if (value === undefined) return fallback;
+  if ((allowed as readonly string[]).includes(value)) return value as T;
+  throw new UsageError(`${flag} must be one of ${allowed.join(', ')} (got "${value}")`);
+}
+
+export function useColor(io: Io): boolean {
+  return io.stdout.isTTY === true && !io.env.NO_COLOR && io.env.TERM !== 'dumb';
+}
+
+/** "--only a,b --only c" → ["a", "b", "c"]. */
+export function listFlag(values: string[] | undefined): string[] {
+  return (values ?? []).flatMap((value) => value.split(',')).map((value) => value.trim()).filter(Boolean);
+}

@@ -1,0 +1,60 @@
+// Command dispatch. Every error a user can cause ends here as one clear sentence and exit code 2.
+import { createRequire } from 'node:module';
+import { InputError } from '../scan.ts';
+import { factsCommand } from './commands/facts.ts';
+import { explainCommand, rulesCommand } from './commands/rules.ts';
+import { scanCommand } from './commands/scan.ts';
+import { EXIT_INPUT, EXIT_OK, type Command, type Io } from './io.ts';
+
+const COMMANDS: Record<string, Command> = {
+  scan: scanCommand,
+  facts: factsCommand,
+  rules: rulesCommand,
+  explain: explainCommand,
+};
+
+export const USAGE = `Usage: node-tuning-advisor <command> [flags]
+
+Finds the node settings behind slow pod start-up, with evidence and the fix.
+
+Commands:
+  scan              check this host (or --host-root DIR) against the rules
+  facts             print the collected facts with their sources (JSON)
+  rules lint|list   check rule files / list the rules in effect
+  explain RULE-ID   show what a rule checks and how to fix it
+
+Run "node-tuning-advisor <command> --help" for a command's flags.
+`;
+
+function version(): string {
+  const pkg = createRequire(import.meta.url)('../../package.json') as { version: string };
+  return `node-tuning-advisor ${pkg.version} (Node ${process.version})\n`;
+}
+
+export async function main(argv: string[], io: Io = { stdout: process.stdout, stderr: process.stderr, env: process.env }): Promise<number> {
+  const [name, ...args] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    io.stdout.write(USAGE);
+    return name === undefined ? EXIT_INPUT : EXIT_OK;
+  }
+  if (name === '--version' || name === 'version') {
+    io.stdout.write(version());
+    return EXIT_OK;
+  }
+  const command = COMMANDS[name];
+  if (!command) {
+    io.stderr.write(`node-tuning-advisor: unknown command "${name}"\n\n${USAGE}`);
+    return EXIT_INPUT;
+  }
+  try {
+    return await command(args, io);
+  } catch (error) {
+    if (error instanceof InputError) {
+      io.stderr.write(`node-tuning-advisor ${name}: ${error.message}\n`);
+      return EXIT_INPUT;
+    }
+    io.stderr.write(`node-tuning-advisor ${name}: internal error: ${(error as Error)?.message ?? String(error)}\n`);
+    if (io.env.DEBUG) io.stderr.write(`${(error as Error)?.stack ?? ''}\n`);
+    return 3;
+  }
+}

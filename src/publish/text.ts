@@ -1,0 +1,37 @@
+// Small text helpers shared by the CLI renderers.
+import type { Evidence, Finding, FindingStatus } from '../report/types.ts';
+
+export const STATUS_LABEL: Record<FindingStatus, string> = { fail: 'FAIL', unknown: 'UNKNOWN', pass: 'PASS', 'not-applicable': 'N/A' };
+
+export function shortValue(value: unknown, max = 60): string {
+  let text: string;
+  if (value === null || value === undefined) text = 'none';
+  else if (Array.isArray(value)) text = value.length === 0 ? 'none' : value.map((item) => (typeof item === 'object' ? JSON.stringify(item) : String(item))).join(', ');
+  else if (typeof value === 'object') text = JSON.stringify(value);
+  else text = String(value);
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+/** "kernel.hz = 250 (/proc/config.gz)" or "kernel.hz unknown: <reason>". */
+export function describeEvidence(evidence: Evidence): string {
+  if (evidence.unknown !== undefined) return `${evidence.fact} unknown: ${evidence.unknown}`;
+  const detail = evidence.detail ? `; ${evidence.detail}` : '';
+  return `${evidence.fact} = ${shortValue(evidence.value, 120)} (${evidence.source}${detail})`;
+}
+
+/** The sources behind the facts a finding was decided on, for a one-line evidence column. */
+export function evidenceSources(finding: Finding, max = 2): string {
+  const sources = [...new Set(finding.evidence.filter((item) => item.unknown === undefined).map((item) => item.source))];
+  if (sources.length === 0) return finding.evidence.length > 0 ? 'unreadable' : '-';
+  return sources.length > max ? `${sources.slice(0, max).join(', ')} +${sources.length - max}` : sources.join(', ');
+}
+
+/** The middle column: what was found against what is wanted, or why nothing was judged. */
+export function findingSummary(finding: Finding): string {
+  if (finding.status === 'fail' || finding.status === 'pass') return `${finding.observed} → ${finding.expected}`;
+  return finding.message;
+}
+
+export function summaryLine(counts: Record<FindingStatus, number>): string {
+  return `${counts.fail} fail · ${counts.unknown} unknown · ${counts.pass} pass · ${counts['not-applicable']} not applicable`;
+}

@@ -1,0 +1,123 @@
+// Evaluates rule conditions over facts with three-valued logic: a missing or unknown fact makes its
+// leaf unknown, and unknown propagates unless another part already decides (false in `all`, true in `any`).
+import type { FactSet, FactValue } from '../facts/fact-set.ts';
+import type { Condition, LeafCondition, Scalar } from './schema.ts';
+import { isLeaf } from './validate.ts';
+
+export type Truth = true | false | 'unknown';
+export type Params = Record<string, Scalar | Scalar[]>;
+
+export interface Outcome {
+  truth: Truth;
+  /** For unknown: why; for a decided leaf: "fact = value", to explain not-applicable results. */
+  reasons: string[];
+}
+
+export function factsIn(condition: Condition | undefined): string[] {
+  if (!condition) return [];
+  if (isLeaf(condition)) return [condition.fact];
+  if ('not' in condition) return factsIn(condition.not);
+  return ('all' in condition ? condition.all : condition.any).flatMap(factsIn);
+}
+
+export function evaluate(condition: Condition, facts: FactSet, params: Params): Outcome {
+  if (isLeaf(condition)) return evaluateLeaf(condition, facts, params);
+  if ('not' in condition) {
+    const inner = evaluate(condition.not, facts, params);
+    return { truth: inner.truth === 'unknown' ? 'unknown' : !inner.truth, reasons: inner.reasons };
+  }
+  const isAll = 'all' in condition;
+  const outcomes = (isAll ? condition.all : condition.any).map((part) => evaluate(part, facts, params));
+  const deciding = isAll ? false : true;
+  const decided = outcomes.filter((outcome) => outcome.truth === deciding);
+  if (decided.length > 0) return { truth: deciding, reasons: decided.flatMap((outcome) => outcome.reasons) };
+  const unknown = outcomes.filter((outcome) => outcome.truth === 'unknown');
+  if (unknown.length > 0) return { truth: 'unknown', reasons: unknown.flatMap((outcome) => outcome.reasons) };
+  return { truth: !deciding, reasons: outcomes.flatMap((outcome) => outcome.reasons) };
+}
+
+export function renderValue(value: FactValue | Scalar[] | undefined): string {
+  if (value === undefined) return '?';
+  if (value === null) return 'none';
+  if (Array.isArray(value)) return value.length === 0 ? 'none' : value.map((item) => (typeof item === 'object' ? JSON.stringify(item) : String(item))).join(', ');
+  if (typeof value === 'object') return JSON.stringify(value);
+  return String(value);
+}
+
+function evaluateLeaf(leaf: LeafCondition, facts: FactSet, params: Params): Outcome {
+  const fact = facts.get(leaf.fact);
+  if (!fact) return { truth: 'unknown', reasons: [`${leaf.fact} was not collected`] };
+  if (fact.unknown !== undefined) return { truth: 'unknown', reasons: [`${leaf.fact} is unknown: ${fact.unknown}`] };
+  const operand = leaf.param !== undefined ? params[leaf.param] : (leaf.values ?? leaf.value);
+  const truth = compare(leaf.op, fact.value, operand);
+  const shown = `${leaf.fact} = ${renderValue(fact.value)}`;
+  if (truth === 'unknown') return { truth, reasons: [`${shown} cannot be compared with ${leaf.op} ${renderValue(operand)}`] };
+  return { truth, reasons: [shown] };
+}
+
+function same(a: unknown, b: unknown): boolean {
+  return String(a) === String(b);
+}
+
+function compare(op: LeafCondition['op'], value: FactValue, operand: Scalar | Scalar[] | undefined): Truth {
+  const list = Array.isArray(operand) ? operand : operand === undefined ? [] : [operand];
+  switch (op) {
+    case 'Exists':
+      return value !== null;
+    case 'DoesNotExist':
+      return value === null;
+    case 'IsTrue':
+    case 'IsFalse':
+      return typeof value === 'boolean' ? value === (op === 'IsTrue') : 'unknown';
+    case 'In':
+    case 'NotIn': {
+      const items: unknown[] = value === null ? [] : Array.isArray(value) ? value : [value];
+      const found = items.some((item) => list.some((candidate) => same(item, candidate)));
+      return op === 'In' ? found : !found;
+    }
+    case 'Gt':
+    case 'Ge':
+    case 'Lt':
+    case 'Le':
+    case 'GtLt':
+      return compareNumbers(op, value, list);
+    default:
+      return compareVersions(op, value, list[0]);
+  }
+}
+
+function compareNumbers(op: string, value: FactValue, list: Scalar[]): Truth {
+  const number = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
+  const [a, b] = list.map(Number) as [number, number];
+  if (!Number.isFinite(number) || !Number.isFinite(a)) return 'unknown';
+  if (op === 'Gt') return number > a;
+  if (op === 'Ge') return number >= a;
+  if (op === 'Lt') return number < a;
+  if (op === 'Le') return number <= a;
+  return number > a && number < b;
+}
+
+/** "v1.27.3-eks.1" → [1, 27, 3]; undefined when it does not start with a dotted number. */
+export function parseVersion(text: unknown): number[] | undefined {
+  const match = /^v?(\d+(?:\.\d+)*)/.exec(String(text ?? '').trim());
+  return match ? (match[1] as string).split('.').map(Number) : undefined;
+}
+
+export function versionCompare(a: number[], b: number[]): number {
+  for (let i = 0; i < Math.max(a.length, b.length); i++) {
+    const diff = (a[i] ?? 0) - (b[i] ?? 0);
+    if (diff !== 0) return Math.sign(diff);
+  }
+  return 0;
+}
+
+function compareVersions(op: string, value: FactValue, operand: Scalar | undefined): Truth {
+  const left = parseVersion(value);
+  const right = parseVersion(operand);
+  if (!left || !right) return 'unknown';
+  const order = versionCompare(left, right);
+  if (op === 'VersionGt') return order > 0;
+  if (op === 'VersionGe') return order >= 0;
+  if (op === 'VersionLt') return order < 0;
+  return order <= 0;
+}

@@ -1,0 +1,96 @@
+// Turns loaded rules and a fact set into findings. Knows fact keys only, never a collector.
+import type { FactSet } from '../facts/fact-set.ts';
+import type { Evidence, Finding, FindingStatus } from '../report/types.ts';
+import { evaluate, factsIn, renderValue, type Params } from './conditions.ts';
+import type { LoadedOverride, LoadedRule } from './load.ts';
+import { scoreImpact } from '../report/score.ts';
+
+export type EffectiveRule = LoadedRule & { params: Params };
+
+/** Applies overrides in load order (later files win) and drops disabled rules. */
+export function applyOverrides(rules: LoadedRule[], overrides: LoadedOverride[]): EffectiveRule[] {
+  const effective: EffectiveRule[] = [];
+  for (const rule of rules) {
+    let merged: EffectiveRule = { ...rule, params: { ...(rule.params ?? {}) } };
+    let disabled = false;
+    for (const override of overrides.filter((candidate) => candidate.id === rule.id)) {
+      if (override.disabled !== undefined) disabled = override.disabled;
+      merged = {
+        ...merged,
+        severity: override.severity ?? merged.severity,
+        weight: override.weight ?? merged.weight,
+        params: { ...merged.params, ...(override.params ?? {}) },
+      };
+    }
+    if (!disabled) effective.push(merged);
+  }
+  return effective;
+}
+
+export function renderTemplate(template: string, facts: FactSet, params: Params): string {
+  return template.replace(/\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}/g, (_, key: string) => {
+    if (key.startsWith('params.')) return renderValue(params[key.slice('params.'.length)]);
+    const fact = facts.get(key);
+    return fact === undefined || fact.unknown !== undefined ? '?' : renderValue(fact.value);
+  });
+}
+
+/** The facts a finding was decided on first: the applicability facts when it does not apply. */
+function evidenceFor(rule: EffectiveRule, facts: FactSet, status: FindingStatus): Evidence[] {
+  const decisive = status === 'not-applicable' ? factsIn(rule.appliesWhen) : factsIn(rule.failsWhen);
+  const keys = [...new Set([...decisive, ...factsIn(rule.failsWhen), ...(rule.evidence ?? []), ...factsIn(rule.appliesWhen)])];
+  return keys.map((key) => {
+    const fact = facts.get(key);
+    if (!fact) return { fact: key, value: null, source: 'not collected', unknown: 'no collector produced this fact' };
+    const evidence: Evidence = { fact: key, value: fact.value, source: fact.source };
+    if (fact.detail !== undefined) evidence.detail = fact.detail;
+    if (fact.unknown !== undefined) evidence.unknown = fact.unknown;
+    return evidence;
+  });
+}
+
+export function evaluateRule(rule: EffectiveRule, facts: FactSet): Finding {
+  const render = (template: string) => renderTemplate(template, facts, rule.params);
+  const finish = (status: FindingStatus, message: string): Finding => ({
+    ruleId: rule.id,
+    title: rule.title,
+    category: rule.category,
+    status,
+    severity: rule.severity,
+    weight: rule.weight,
+    observed: render(rule.observed),
+    expected: render(rule.expected),
+    message,
+    evidence: evidenceFor(rule, facts, status),
+    remediation: { text: rule.remediation.text.trim(), commands: rule.remediation.commands ?? [] },
+    references: rule.references,
+    scoreImpact: scoreImpact(status, rule.severity, rule.weight),
+  });
+
+  if (rule.appliesWhen) {
+    const applies = evaluate(rule.appliesWhen, facts, rule.params);
+    if (applies.truth === false) return finish('not-applicable', `Not applicable here: ${applies.reasons.join('; ')}.`);
+    if (applies.truth === 'unknown') return finish('unknown', `Cannot tell whether this applies: ${applies.reasons.join('; ')}.`);
+  }
+  const fails = evaluate(rule.failsWhen, facts, rule.params);
+  if (fails.truth === 'unknown') return finish('unknown', `Cannot decide: ${fails.reasons.join('; ')}.`);
+  if (fails.truth) return finish('fail', render(rule.message));
+  return finish('pass', `OK: ${render(rule.observed)}.`);
+}
+
+const STATUS_ORDER: Record<FindingStatus, number> = { fail: 0, unknown: 1, pass: 2, 'not-applicable': 3 };
+const SEVERITY_ORDER = { critical: 0, warning: 1, info: 2 } as const;
+
+/** Failing first, most severe first; then unknown, pass, not-applicable. */
+export function compareFindings(a: Finding, b: Finding): number {
+  return (
+    STATUS_ORDER[a.status] - STATUS_ORDER[b.status] ||
+    SEVERITY_ORDER[a.severity] - SEVERITY_ORDER[b.severity] ||
+    b.weight - a.weight ||
+    a.ruleId.localeCompare(b.ruleId)
+  );
+}
+
+export function evaluateRules(rules: EffectiveRule[], facts: FactSet): Finding[] {
+  return rules.map((rule) => evaluateRule(rule, facts)).sort(compareFindings);
+}

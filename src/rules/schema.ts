@@ -1,0 +1,168 @@
+// JSON Schema of the rule files, checked with ajv. Semantic checks that a schema cannot express
+// (unique ids, params that a condition names) live in load.ts.
+import type { Severity } from '../report/types.ts';
+
+export const API_VERSION = 'node-tuning-advisor.io/v1';
+
+export const OPERATORS = [
+  'In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Ge', 'Lt', 'Le', 'GtLt', 'IsTrue', 'IsFalse',
+  'VersionGt', 'VersionGe', 'VersionLt', 'VersionLe',
+] as const;
+export type Operator = (typeof OPERATORS)[number];
+
+export type Scalar = string | number | boolean;
+
+export interface LeafCondition {
+  fact: string;
+  op: Operator;
+  value?: Scalar;
+  values?: Scalar[];
+  param?: string;
+}
+export type Condition = LeafCondition | { all: Condition[] } | { any: Condition[] } | { not: Condition };
+
+export interface RuleReference {
+  seed?: string;
+  url?: string;
+  note?: string;
+}
+
+export interface RuleDefinition {
+  id: string;
+  title: string;
+  category: string;
+  severity: Severity;
+  weight: number;
+  params?: Record<string, Scalar | Scalar[]>;
+  appliesWhen?: Condition;
+  failsWhen: Condition;
+  observed: string;
+  expected: string;
+  message: string;
+  evidence?: string[];
+  remediation: { text: string; commands?: string[] };
+  references: RuleReference[];
+}
+
+export interface RuleOverride {
+  id: string;
+  disabled?: boolean;
+  severity?: Severity;
+  weight?: number;
+  params?: Record<string, Scalar | Scalar[]>;
+}
+
+const scalar = { type: ['string', 'number', 'boolean'] };
+const factKey = { type: 'string', pattern: '^[A-Za-z][A-Za-z0-9_-]*(\\.[A-Za-z0-9_-]+)*$' };
+const params = {
+  type: 'object',
+  propertyNames: { pattern: '^[A-Za-z][A-Za-z0-9_]*$' },
+  additionalProperties: { anyOf: [scalar, { type: 'array', items: scalar }] },
+};
+const severity = { enum: ['info', 'warning', 'critical'] };
+const weight = { type: 'number', minimum: 0, maximum: 10 };
+
+const leafCondition = {
+  type: 'object',
+  required: ['fact', 'op'],
+  additionalProperties: false,
+  properties: {
+    fact: factKey,
+    op: { enum: [...OPERATORS] },
+    value: scalar,
+    values: { type: 'array', items: scalar, minItems: 1 },
+    param: { type: 'string' },
+  },
+};
+
+// An if/then chain instead of oneOf, so that a typo in one branch reports that branch's error only.
+const combinator = (key: 'all' | 'any' | 'not') => ({
+  required: [key],
+  additionalProperties: false,
+  properties: { [key]: key === 'not' ? { $ref: 'condition' } : { type: 'array', minItems: 1, items: { $ref: 'condition' } } },
+});
+const condition = {
+  $id: 'condition',
+  type: 'object',
+  if: { required: ['fact'] },
+  then: leafCondition,
+  else: {
+    if: { required: ['all'] },
+    then: combinator('all'),
+    else: {
+      if: { required: ['any'] },
+      then: combinator('any'),
+      else: { if: { required: ['not'] }, then: combinator('not'), else: leafCondition },
+    },
+  },
+};
+
+const rule = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['id', 'title', 'category', 'severity', 'weight', 'failsWhen', 'observed', 'expected', 'message', 'remediation', 'references'],
+  properties: {
+    id: { type: 'string', pattern: '^[a-z0-9]+(-[a-z0-9]+)*$' },
+    title: { type: 'string', minLength: 1 },
+    category: { type: 'string', minLength: 1 },
+    severity,
+    weight,
+    params,
+    appliesWhen: { $ref: 'condition' },
+    failsWhen: { $ref: 'condition' },
+    observed: { type: 'string' },
+    expected: { type: 'string' },
+    message: { type: 'string', minLength: 1 },
+    evidence: { type: 'array', items: factKey },
+    remediation: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['text'],
+      properties: { text: { type: 'string', minLength: 1 }, commands: { type: 'array', items: { type: 'string' } } },
+    },
+    references: {
+      type: 'array',
+      minItems: 1,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        minProperties: 1,
+        properties: { seed: { type: 'string' }, url: { type: 'string', pattern: '^https?://' }, note: { type: 'string' } },
+      },
+    },
+  },
+};
+
+export const ruleFileSchema = {
+  type: 'object',
+  required: ['apiVersion', 'kind'],
+  properties: {
+    apiVersion: { const: API_VERSION },
+    kind: { enum: ['RuleSet', 'RuleOverrides'] },
+  },
+  if: { properties: { kind: { const: 'RuleSet' } } },
+  then: {
+    additionalProperties: false,
+    required: ['rules'],
+    properties: { apiVersion: true, kind: true, rules: { type: 'array', items: rule } },
+  },
+  else: {
+    additionalProperties: false,
+    required: ['overrides'],
+    properties: {
+      apiVersion: true,
+      kind: true,
+      overrides: {
+        type: 'array',
+        items: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['id'],
+          properties: { id: { type: 'string' }, disabled: { type: 'boolean' }, severity, weight, params },
+        },
+      },
+    },
+  },
+};
+
+export const conditionSchema = condition;

@@ -1,0 +1,110 @@
+// Checks a schema cannot express: operators given the operands they need, params that exist,
+// template placeholders that resolve, unique ids, overrides that name a loaded rule.
+import type { Condition, LeafCondition, RuleDefinition, RuleOverride } from './schema.ts';
+
+export interface PathError {
+  segments: (string | number)[];
+  message: string;
+}
+
+/** Facts that only enrich the report: a rule deciding on them would inherit their misreadings. */
+export const ENRICHMENT_ONLY_PREFIX = 'inventory.';
+
+const NO_OPERAND = new Set(['Exists', 'DoesNotExist', 'IsTrue', 'IsFalse']);
+const NUMERIC = new Set(['Gt', 'Ge', 'Lt', 'Le']);
+const LIST = new Set(['In', 'NotIn']);
+
+export function isLeaf(condition: Condition): condition is LeafCondition {
+  return 'fact' in condition;
+}
+
+function leafErrors(leaf: LeafCondition, params: RuleDefinition['params'], at: (string | number)[]): PathError[] {
+  if (leaf.fact.startsWith(ENRICHMENT_ONLY_PREFIX)) {
+    return [{ segments: [...at, 'fact'], message: `${leaf.fact} only enriches the report (systeminformation); decide on the /proc and /sys facts instead` }];
+  }
+  const operand = leaf.param !== undefined ? params?.[leaf.param] : (leaf.values ?? leaf.value);
+  const given = [leaf.value, leaf.values, leaf.param].filter((part) => part !== undefined).length;
+  if (leaf.param !== undefined && params?.[leaf.param] === undefined) {
+    return [{ segments: [...at, 'param'], message: `names param "${leaf.param}", which the rule's params do not define` }];
+  }
+  if (NO_OPERAND.has(leaf.op)) {
+    return given > 0 ? [{ segments: at, message: `${leaf.op} takes no value, values or param` }] : [];
+  }
+  if (given !== 1) return [{ segments: at, message: `${leaf.op} needs exactly one of value, values or param` }];
+  if (LIST.has(leaf.op) && !Array.isArray(operand)) {
+    return [{ segments: at, message: `${leaf.op} needs a list: use values: [...] (or a param holding a list)` }];
+  }
+  if (NUMERIC.has(leaf.op) && typeof operand !== 'number') {
+    return [{ segments: at, message: `${leaf.op} compares numbers: give a numeric value or param` }];
+  }
+  if (leaf.op === 'GtLt' && !(Array.isArray(operand) && operand.length === 2 && operand.every((n) => typeof n === 'number'))) {
+    return [{ segments: at, message: 'GtLt needs values: [low, high] (two numbers)' }];
+  }
+  if (leaf.op.startsWith('Version') && (Array.isArray(operand) || typeof operand === 'boolean')) {
+    return [{ segments: at, message: `${leaf.op} needs one version string, e.g. value: "1.27"` }];
+  }
+  return [];
+}
+
+export function conditionErrors(condition: Condition, params: RuleDefinition['params'], at: (string | number)[]): PathError[] {
+  if (isLeaf(condition)) return leafErrors(condition, params, at);
+  if ('not' in condition) return conditionErrors(condition.not, params, [...at, 'not']);
+  const [key, parts] = 'all' in condition ? ['all', condition.all] : ['any', condition.any];
+  return parts.flatMap((part, index) => conditionErrors(part, params, [...at, key, index]));
+}
+
+export function templateErrors(rule: RuleDefinition, at: (string | number)[]): PathError[] {
+  const errors: PathError[] = [];
+  for (const field of ['observed', 'expected', 'message'] as const) {
+    for (const [, name] of rule[field].matchAll(/\{\{\s*params\.([A-Za-z0-9_]+)\s*\}\}/g)) {
+      if (rule.params?.[name as string] === undefined) {
+        errors.push({ segments: [...at, field], message: `uses {{params.${name}}}, which the rule's params do not define` });
+      }
+    }
+  }
+  return errors;
+}
+
+export function ruleErrors(rule: RuleDefinition, at: (string | number)[]): PathError[] {
+  return [
+    ...(rule.appliesWhen ? conditionErrors(rule.appliesWhen, rule.params, [...at, 'appliesWhen']) : []),
+    ...conditionErrors(rule.failsWhen, rule.params, [...at, 'failsWhen']),
+    ...templateErrors(rule, at),
+  ];
+}
+
+interface Located {
+  file: string;
+  line: number;
+}
+
+export interface CrossFileError extends Located {
+  key: string;
+  message: string;
+}
+
+export function crossFileErrors(rules: (RuleDefinition & Located)[], overrides: (RuleOverride & Located)[]): CrossFileError[] {
+  const errors: CrossFileError[] = [];
+  const byId = new Map<string, RuleDefinition & Located>();
+  for (const rule of rules) {
+    const first = byId.get(rule.id);
+    if (first) {
+      const message = `rule id "${rule.id}" is already defined at ${first.file}:${first.line}; to change a bundled rule use kind: RuleOverrides`;
+      errors.push({ file: rule.file, line: rule.line, key: 'id', message });
+    } else byId.set(rule.id, rule);
+  }
+  for (const override of overrides) {
+    const rule = byId.get(override.id);
+    if (!rule) {
+      errors.push({ file: override.file, line: override.line, key: 'id', message: `no loaded rule has id "${override.id}"` });
+      continue;
+    }
+    for (const name of Object.keys(override.params ?? {})) {
+      if (rule.params?.[name] === undefined) {
+        const known = Object.keys(rule.params ?? {}).join(', ') || 'none';
+        errors.push({ file: override.file, line: override.line, key: `params.${name}`, message: `rule "${rule.id}" has no param "${name}" (it has: ${known})` });
+      }
+    }
+  }
+  return errors;
+}

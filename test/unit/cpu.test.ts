@@ -1,0 +1,81 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import cpu, { hypervisorFromDmi, parseCpuinfo } from '../../src/collectors/cpu.ts';
+import { factsOf } from '../helpers/fixtures.ts';
+
+test('Intel bare metal with intel_pstate powersave and EPP power', async () => {
+  const facts = await factsOf('intel-pstate-epp-power', [cpu]);
+  assert.equal(facts.value('cpu.model'), 'Intel(R) Xeon(R) Gold 6230 CPU @ 2.10GHz');
+  assert.equal(facts.value('cpu.count'), 4);
+  assert.equal(facts.value('cpu.virtualized'), false);
+  assert.equal(facts.value('cpu.cpufreq'), true);
+  assert.equal(facts.value('cpu.driver'), 'intel_pstate');
+  assert.equal(facts.value('cpu.governor'), 'powersave');
+  assert.equal(facts.value('cpu.epp'), 'power');
+  assert.equal(facts.value('cpu.pstateStatus'), 'intel_pstate:active');
+  assert.equal(facts.value('cpu.boost'), true);
+  assert.equal(facts.value('cpu.idleDriver'), 'intel_idle');
+  assert.equal(facts.value('cpu.deepestIdleLatencyUs'), 170);
+  const policies = facts.value('cpu.policies') as { policy: string; governor: string; availableGovernors: string[] }[];
+  assert.deepEqual(policies.map((policy) => policy.policy), ['policy0', 'policy1', 'policy2', 'policy3']);
+  assert.deepEqual(policies[0]?.availableGovernors, ['performance', 'powersave']);
+});
+
+test('EPP performance under intel_pstate powersave is read per policy', async () => {
+  const facts = await factsOf('intel-pstate-epp-performance', [cpu]);
+  assert.equal(facts.value('cpu.governor'), 'powersave');
+  assert.equal(facts.value('cpu.epp'), 'performance');
+});
+
+test('AMD acpi-cpufreq ondemand: no EPP, boost from cpufreq/boost', async () => {
+  const facts = await factsOf('amd-acpi-cpufreq-ondemand', [cpu]);
+  assert.equal(facts.value('cpu.model'), 'AMD EPYC 7502P 32-Core Processor');
+  assert.equal(facts.value('cpu.driver'), 'acpi-cpufreq');
+  assert.equal(facts.value('cpu.governor'), 'ondemand');
+  assert.equal(facts.get('cpu.epp')?.value, null);
+  assert.equal(facts.value('cpu.pstateStatus'), null);
+  assert.deepEqual(facts.get('cpu.boost'), { value: true, source: '/sys/devices/system/cpu/cpufreq/boost' });
+  assert.equal(facts.value('cpu.idleDriver'), 'acpi_idle');
+});
+
+test('mixed governors summarise as "mixed" and say which policy runs what', async () => {
+  const facts = await factsOf('mixed-governors', [cpu]);
+  assert.equal(facts.value('cpu.governor'), 'mixed');
+  assert.equal(facts.get('cpu.governor')?.detail, 'performance on policy0,policy1; powersave on policy2,policy3');
+});
+
+test('a KVM guest without cpufreq: virtualized from the CPU flag, no governor at all', async () => {
+  const facts = await factsOf('vm-no-cpufreq', [cpu]);
+  assert.equal(facts.value('cpu.virtualized'), true);
+  assert.equal(facts.value('cpu.hypervisor'), 'gce');
+  assert.equal(facts.value('cpu.cpufreq'), false);
+  assert.equal(facts.get('cpu.governor')?.value, null);
+  assert.equal(facts.value('cpu.idleDriver'), 'haltpoll');
+});
+
+test('DMI decides VM-ness the CPU flag alone would not, and .metal shapes stay bare metal', () => {
+  assert.equal(hypervisorFromDmi('QEMU', 'Standard PC (Q35 + ICH9, 2009)'), 'kvm');
+  assert.equal(hypervisorFromDmi('VMware, Inc.', 'VMware7,1'), 'vmware');
+  assert.equal(hypervisorFromDmi('Microsoft Corporation', 'Virtual Machine'), 'hyperv');
+  assert.equal(hypervisorFromDmi('Amazon EC2', 'm5.metal'), undefined);
+  assert.equal(hypervisorFromDmi('Dell Inc.', 'PowerEdge R640'), undefined);
+});
+
+test('parseCpuinfo counts processors and finds the hypervisor flag (arm64 "Features" too)', () => {
+  const summary = parseCpuinfo('processor\t: 0\nFeatures\t: fp asimd evtstrm hypervisor\n\nprocessor\t: 1\nFeatures\t: fp asimd\n');
+  assert.deepEqual(summary, { processors: 2, hypervisorFlag: true });
+});
+
+test('kernels without policyN directories: each cpuN/cpufreq is read as its own policy', async (t) => {
+  const { tempHost } = await import('../helpers/fixtures.ts');
+  const { collectFacts } = await import('../../src/facts/collect.ts');
+  const { HostRoot } = await import('../../src/host/host-root.ts');
+  const files: Record<string, string> = { 'proc/cpuinfo': 'processor\t: 0\nmodel name\t: Intel(R) Xeon(R) CPU E5-2680 v2 @ 2.80GHz\n' };
+  for (const n of [0, 1]) {
+    files[`sys/devices/system/cpu/cpu${n}/cpufreq/scaling_driver`] = 'acpi-cpufreq\n';
+    files[`sys/devices/system/cpu/cpu${n}/cpufreq/scaling_governor`] = 'ondemand\n';
+  }
+  const facts = await collectFacts(new HostRoot(await tempHost(t, files)), { collectors: [cpu] });
+  assert.deepEqual(facts.get('cpu.governor'), { value: 'ondemand', source: '/sys/devices/system/cpu/cpu*/cpufreq/scaling_governor' });
+  assert.deepEqual((facts.value('cpu.policies') as { policy: string }[]).map((policy) => policy.policy), ['cpu0', 'cpu1']);
+});

@@ -1,0 +1,112 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { FactSet } from '../../src/facts/fact-set.ts';
+import { evaluate, parseVersion } from '../../src/rules/conditions.ts';
+import { applyOverrides, evaluateRule, renderTemplate, type EffectiveRule } from '../../src/rules/engine.ts';
+import type { Condition } from '../../src/rules/schema.ts';
+import type { LoadedRule } from '../../src/rules/load.ts';
+import { gradeOf, scoreOf } from '../../src/report/score.ts';
+
+function facts(entries: Record<string, unknown>): FactSet {
+  const set = new FactSet();
+  for (const [key, value] of Object.entries(entries)) {
+    if (value === 'UNKNOWN') set.unknown(key, 'could not read it');
+    else set.set(key, value as never, `/fixture/${key}`);
+  }
+  return set;
+}
+
+const truth = (condition: Condition, entries: Record<string, unknown>, params = {}) => evaluate(condition, facts(entries), params).truth;
+
+test('operators: In/NotIn on scalars and lists, numbers, booleans, versions, existence', () => {
+  assert.equal(truth({ fact: 'g', op: 'In', values: ['performance'] }, { g: 'performance' }), true);
+  assert.equal(truth({ fact: 'g', op: 'NotIn', values: ['performance'] }, { g: 'powersave' }), true);
+  assert.equal(truth({ fact: 'chain', op: 'In', values: ['throughput-performance'] }, { chain: ['mine', 'throughput-performance'] }), true);
+  assert.equal(truth({ fact: 'chain', op: 'NotIn', values: ['throughput-performance'] }, { chain: [] }), true);
+  assert.equal(truth({ fact: 'hz', op: 'Lt', value: 1000 }, { hz: 250 }), true);
+  assert.equal(truth({ fact: 'hz', op: 'Ge', value: 1000 }, { hz: '1000' }), true);
+  assert.equal(truth({ fact: 'hz', op: 'GtLt', values: [100, 300] }, { hz: 250 }), true);
+  assert.equal(truth({ fact: 'hz', op: 'GtLt', values: [100, 250] }, { hz: 250 }), false);
+  assert.equal(truth({ fact: 'vm', op: 'IsFalse' }, { vm: false }), true);
+  assert.equal(truth({ fact: 'v', op: 'VersionGe', value: '1.27' }, { v: 'v1.27.3-eks.1' }), true);
+  assert.equal(truth({ fact: 'v', op: 'VersionLt', value: '1.27' }, { v: 'v1.26.15' }), true);
+  assert.equal(truth({ fact: 'epp', op: 'Exists' }, { epp: null }), false);
+  assert.equal(truth({ fact: 'epp', op: 'DoesNotExist' }, { epp: null }), true);
+  assert.equal(truth({ fact: 'hz', op: 'Lt', param: 'minHz' }, { hz: 300 }, { minHz: 1000 }), true);
+});
+
+test('missing or unknown facts make a leaf unknown, and type mismatches too', () => {
+  assert.equal(truth({ fact: 'hz', op: 'Lt', value: 1000 }, {}), 'unknown');
+  assert.equal(truth({ fact: 'hz', op: 'Lt', value: 1000 }, { hz: 'UNKNOWN' }), 'unknown');
+  assert.equal(truth({ fact: 'hz', op: 'Exists' }, { hz: 'UNKNOWN' }), 'unknown');
+  assert.equal(truth({ fact: 'vm', op: 'IsTrue' }, { vm: 'yes' }), 'unknown');
+  assert.equal(truth({ fact: 'v', op: 'VersionGe', value: '1.27' }, { v: 'garbage' }), 'unknown');
+});
+
+test('three-valued all/any/not: unknown never turns into a decided answer unless another part decides', () => {
+  const unknownLeaf: Condition = { fact: 'missing', op: 'IsTrue' };
+  const trueLeaf: Condition = { fact: 'a', op: 'IsTrue' };
+  const falseLeaf: Condition = { fact: 'b', op: 'IsTrue' };
+  const known = { a: true, b: false };
+  assert.equal(truth({ all: [unknownLeaf, falseLeaf] }, known), false);
+  assert.equal(truth({ all: [unknownLeaf, trueLeaf] }, known), 'unknown');
+  assert.equal(truth({ any: [unknownLeaf, trueLeaf] }, known), true);
+  assert.equal(truth({ any: [unknownLeaf, falseLeaf] }, known), 'unknown');
+  assert.equal(truth({ not: unknownLeaf }, known), 'unknown');
+  assert.equal(truth({ not: falseLeaf }, known), true);
+});
+
+const baseRule: LoadedRule = {
+  id: 'tick', title: 'Tick', category: 'kernel', severity: 'warning', weight: 2, params: { minHz: 1000 },
+  appliesWhen: { fact: 'linux', op: 'IsTrue' },
+  failsWhen: { fact: 'kernel.hz', op: 'Lt', param: 'minHz' },
+  observed: 'CONFIG_HZ={{kernel.hz}}', expected: 'CONFIG_HZ={{params.minHz}}', message: 'ticks at {{kernel.hz}} Hz',
+  evidence: ['kernel.release'],
+  remediation: { text: 'rebuild', commands: ['make'] }, references: [{ seed: '000_27ac7eb1e25f66b9.txt' }], file: 'x.yaml', line: 1,
+};
+const rule = (overrides: Partial<LoadedRule> = {}): EffectiveRule => applyOverrides([{ ...baseRule, ...overrides }], [])[0] as EffectiveRule;
+
+test('a rule fails with its rendered message and evidence from the facts it read', () => {
+  const finding = evaluateRule(rule(), facts({ linux: true, 'kernel.hz': 250, 'kernel.release': '6.1.0' }));
+  assert.equal(finding.status, 'fail');
+  assert.equal(finding.message, 'ticks at 250 Hz');
+  assert.equal(finding.observed, 'CONFIG_HZ=250');
+  assert.equal(finding.expected, 'CONFIG_HZ=1000');
+  assert.deepEqual(finding.evidence.map((item) => [item.fact, item.value, item.source]), [
+    ['kernel.hz', 250, '/fixture/kernel.hz'],
+    ['kernel.release', '6.1.0', '/fixture/kernel.release'],
+    ['linux', true, '/fixture/linux'],
+  ]);
+  assert.equal(finding.scoreImpact, 10);
+});
+
+test('pass, not-applicable and unknown results say why', () => {
+  assert.equal(evaluateRule(rule(), facts({ linux: true, 'kernel.hz': 1000 })).status, 'pass');
+  const notApplicable = evaluateRule(rule(), facts({ linux: false, 'kernel.hz': 250 }));
+  assert.deepEqual([notApplicable.status, notApplicable.message], ['not-applicable', 'Not applicable here: linux = false.']);
+  const unknown = evaluateRule(rule(), facts({ linux: true, 'kernel.hz': 'UNKNOWN' }));
+  assert.deepEqual([unknown.status, unknown.message], ['unknown', 'Cannot decide: kernel.hz is unknown: could not read it.']);
+  assert.equal(unknown.observed, 'CONFIG_HZ=?');
+  assert.equal(unknown.scoreImpact, 5);
+});
+
+test('overrides change severity, weight and params, or disable a rule', () => {
+  const located = { file: 'o.yaml', line: 1 };
+  const [changed] = applyOverrides([{ ...baseRule }], [{ id: 'tick', severity: 'info', weight: 1, params: { minHz: 250 }, ...located }]);
+  assert.deepEqual([changed?.severity, changed?.weight, changed?.params.minHz], ['info', 1, 250]);
+  assert.equal(evaluateRule(changed as EffectiveRule, facts({ linux: true, 'kernel.hz': 250 })).status, 'pass');
+  assert.deepEqual(applyOverrides([{ ...baseRule }], [{ id: 'tick', disabled: true, ...located }]), []);
+});
+
+test('templates render lists, null and unknown facts readably', () => {
+  const set = facts({ chain: ['a', 'b'], none: null, gone: 'UNKNOWN' });
+  assert.equal(renderTemplate('{{chain}} / {{none}} / {{gone}} / {{missing}} / {{params.x}}', set, { x: [1, 2] }), 'a, b / none / ? / ? / 1, 2');
+});
+
+test('score: weight × severity points per failure, half for unknown; grades by tens', () => {
+  const finding = (scoreImpact: number) => ({ scoreImpact }) as never;
+  assert.equal(scoreOf([finding(15), finding(5), finding(2.5)]), 78);
+  assert.equal(scoreOf([finding(90), finding(45)]), 0);
+  assert.deepEqual([90, 89, 70, 60, 59].map(gradeOf), ['A', 'B', 'C', 'D', 'F']);
+  assert.deepEqual(parseVersion('v1.30.2+k3s1'), [1, 30, 2]);
+});

@@ -1,0 +1,96 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { BUNDLED_RULES_DIR, formatRuleError, loadRules } from '../../src/rules/load.ts';
+import { tempHost } from '../helpers/fixtures.ts';
+
+const header = 'apiVersion: node-tuning-advisor.io/v1\nkind: RuleSet\nrules:\n';
+const goodRule = `  - id: sample-rule
+    title: Sample
+    category: kernel
+    severity: warning
+    weight: 1
+    params: { minHz: 1000 }
+    failsWhen: { fact: kernel.hz, op: Lt, param: minHz }
+    observed: "{{kernel.hz}}"
+    expected: "{{params.minHz}}"
+    message: tick {{kernel.hz}}
+    remediation: { text: fix it }
+    references: [{ seed: 000_27ac7eb1e25f66b9.txt }]
+`;
+
+async function lintText(t: Parameters<typeof tempHost>[0], text: string) {
+  const dir = await tempHost(t, { 'rules/custom.yaml': text });
+  const result = await loadRules([`${dir}/rules`]);
+  return result.errors.map(formatRuleError).map((line) => line.slice(dir.length + 1));
+}
+
+test('the bundled rules load without errors', async () => {
+  const result = await loadRules([BUNDLED_RULES_DIR]);
+  assert.deepEqual(result.errors, []);
+  assert.deepEqual(result.rules.map((rule) => rule.id).sort(), ['cpu-governor', 'kernel-tick-rate', 'tuned-profile']);
+});
+
+test('a misspelt key is reported at its line and column, with a suggestion', async (t) => {
+  const errors = await lintText(t, header + goodRule.replace('    failsWhen:', '    failWhen:'));
+  assert.deepEqual(errors, [
+    'rules/custom.yaml:4:5: rules.0: missing required key "failsWhen"',
+    'rules/custom.yaml:10:5: rules.0.failWhen: unknown key "failWhen" (did you mean "failsWhen"?)',
+  ]);
+});
+
+test('a wrong enum value names the allowed ones', async (t) => {
+  const errors = await lintText(t, header + goodRule.replace('severity: warning', 'severity: warnng'));
+  assert.deepEqual(errors, ['rules/custom.yaml:7:15: rules.0.severity: must be one of info, warning, critical']);
+});
+
+test('an unknown operator inside a nested condition is located precisely', async (t) => {
+  const rule = goodRule.replace(
+    '    failsWhen: { fact: kernel.hz, op: Lt, param: minHz }',
+    '    failsWhen:\n      any:\n        - { fact: kernel.hz, op: Lt, param: minHz }\n        - { fact: kernel.noHz, op: Equals, value: full }',
+  );
+  const errors = await lintText(t, header + rule);
+  assert.deepEqual(errors, [`rules/custom.yaml:13:${'        - { fact: kernel.noHz, op: '.length + 1}: rules.0.failsWhen.any.1.op: must be one of In, NotIn, Exists, DoesNotExist, Gt, Ge, Lt, Le, GtLt, IsTrue, IsFalse, VersionGt, VersionGe, VersionLt, VersionLe`]);
+});
+
+test('YAML syntax errors carry the parser position', async (t) => {
+  const errors = await lintText(t, header + goodRule.replace('    title: Sample', '    title: [Sample'));
+  assert.ok(errors.length >= 1);
+  assert.match(errors[0] as string, /^rules\/custom\.yaml:\d+:\d+: /);
+});
+
+test('semantic errors: undefined param, operator without its operand, template param', async (t) => {
+  const rule = goodRule
+    .replace('param: minHz }', 'param: maxHz }')
+    .replace('expected: "{{params.minHz}}"', 'expected: "{{params.nope}}"');
+  const errors = await lintText(t, header + rule + goodRule.replace('sample-rule', 'other-rule').replace('op: Lt, param: minHz', 'op: In, value: 3'));
+  assert.deepEqual(errors, [
+    'rules/custom.yaml:10:50: rules.0.failsWhen.param: names param "maxHz", which the rule\'s params do not define',
+    'rules/custom.yaml:12:15: rules.0.expected: uses {{params.nope}}, which the rule\'s params do not define',
+    'rules/custom.yaml:22:16: rules.1.failsWhen: In needs a list: use values: [...] (or a param holding a list)',
+  ]);
+});
+
+test('duplicate ids across files and overrides of unknown rules or params are errors', async (t) => {
+  const dir = await tempHost(t, {
+    'a/one.yaml': header + goodRule,
+    'a/two.yaml': header + goodRule,
+    'a/three.yaml': 'apiVersion: node-tuning-advisor.io/v1\nkind: RuleOverrides\noverrides:\n  - id: no-such-rule\n    disabled: true\n  - id: sample-rule\n    params: { maxHz: 3 }\n',
+  });
+  const result = await loadRules([`${dir}/a`]);
+  const errors = result.errors.map(formatRuleError).map((line) => line.slice(dir.length + 1));
+  assert.deepEqual(errors, [
+    `a/two.yaml:4:1: id: rule id "sample-rule" is already defined at ${dir}/a/one.yaml:4; to change a bundled rule use kind: RuleOverrides`,
+    'a/three.yaml:4:1: id: no loaded rule has id "no-such-rule"',
+    'a/three.yaml:6:1: params.maxHz: rule "sample-rule" has no param "maxHz" (it has: minHz)',
+  ]);
+});
+
+test('a missing --rules path is an error naming it', async () => {
+  const result = await loadRules(['/nonexistent/rules-dir']);
+  assert.deepEqual(result.errors.map(formatRuleError), ['/nonexistent/rules-dir:0:0: does not exist; check the --rules path']);
+});
+
+test('rules may not decide on enrichment-only inventory facts', async (t) => {
+  const errors = await lintText(t, header + goodRule.replace('{ fact: kernel.hz, op: Lt, param: minHz }', '{ fact: inventory.physicalCores, op: Lt, param: minHz }'));
+  assert.deepEqual(errors, ['rules/custom.yaml:10:24: rules.0.failsWhen.fact: inventory.physicalCores only enriches the report (systeminformation); decide on the /proc and /sys facts instead']);
+});
