@@ -80,11 +80,14 @@ export function qpsLocation(
   if ((layout === 'k3s' || layout === 'rke2') && command.implicitConfigDir) {
     const dropIn = `${command.implicitConfigDir}/50-kube-api-qps.conf`;
     return {
-      setIn: `a drop-in ${dropIn}`,
+      setIn: `a new drop-in ${dropIn} (not set yet)`,
       fix: `Create ${dropIn} holding "apiVersion: kubelet.config.k8s.io/v1beta1", "kind: KubeletConfiguration", "kubeAPIQPS: ${qps}", "kubeAPIBurst: ${burst}" (or add kubelet-arg: ["kube-api-qps=${qps}", "kube-api-burst=${burst}"] to /etc/rancher/${layout}/config.yaml), then ${restartOf(layout)}.`,
     };
   }
   if (layout === 'k3s' || layout === 'rke2') return flagFix(`/etc/rancher/${layout}/config.yaml (kubelet-arg)`, qps, burst, layout);
-  if (configFile) return fileFix(configFile, qps, burst, layout, true);
+  if (configFile) {
+    const fix = fileFix(configFile, qps, burst, layout, true);
+    return { ...fix, setIn: `${fix.setIn} (not set yet)` };
+  }
   return flagFix(command.source, qps, burst, layout);
 }

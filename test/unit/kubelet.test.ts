@@ -20,7 +20,7 @@ test('kubeadm 1.26 without QPS keys: the 1.26 default 5/10, from the systemd uni
   assert.deepEqual([fact(facts, 'kubelet.eventRecordQPS').value, fact(facts, 'kubelet.eventBurst').value], [5, 10]);
   assert.equal(fact(facts, 'kubelet.configFile').value, '/var/lib/kubelet/config.yaml');
   assert.equal(fact(facts, 'kubelet.configLayout').value, 'kubeadm');
-  assert.equal(fact(facts, 'kubelet.qpsSetIn').value, 'kubeAPIQPS in /var/lib/kubelet/config.yaml');
+  assert.equal(fact(facts, 'kubelet.qpsSetIn').value, 'kubeAPIQPS in /var/lib/kubelet/config.yaml (not set yet)');
   assert.match(String(fact(facts, 'kubelet.qpsFix').value), /kubeAPIQPS: 170 and kubeAPIBurst: 220.*kubelet-config/);
 });
 

@@ -27,7 +27,10 @@ async function lintText(t: Parameters<typeof tempHost>[0], text: string) {
 test('the bundled rules load without errors', async () => {
   const result = await loadRules([BUNDLED_RULES_DIR]);
   assert.deepEqual(result.errors, []);
-  assert.deepEqual(result.rules.map((rule) => rule.id).sort(), ['cpu-governor', 'kernel-tick-rate', 'tuned-profile']);
+  assert.deepEqual(result.rules.map((rule) => rule.id).sort(), [
+    'client-throttling', 'client-throttling-long-waits', 'controller-manager-api-qps', 'cpu-governor', 'image-pull-serialized',
+    'kernel-tick-rate', 'kubelet-api-qps', 'scheduler-api-qps', 'tuned-profile',
+  ]);
 });
 
 test('a misspelt key is reported at its line and column, with a suggestion', async (t) => {
