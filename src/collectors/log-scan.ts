@@ -24,27 +24,58 @@ export interface ThrottleHit {
   line: string;
 }
 
+/** Running totals, so memory stays flat however many lines match. */
+export interface ThrottleTally {
+  count: number;
+  maxWaitMs: number;
+  /** The longest wait's line (a copy, so it does not pin the chunk it was cut from). */
+  worst?: ThrottleHit;
+  formats: Set<ThrottleFormat>;
+}
+
+export function newTally(): ThrottleTally {
+  return { count: 0, maxWaitMs: 0, formats: new Set() };
+}
+
+export function addHit(tally: ThrottleTally, hit: ThrottleHit): void {
+  tally.count++;
+  tally.formats.add(hit.format);
+  if (tally.worst === undefined || hit.waitMs > tally.maxWaitMs) {
+    tally.maxWaitMs = hit.waitMs;
+    tally.worst = { ...hit, line: Buffer.from(hit.line.slice(0, 400)).toString() };
+  }
+}
+
+export function mergeTallies(into: ThrottleTally, from: ThrottleTally): void {
+  if (from.worst && (into.worst === undefined || from.maxWaitMs > into.maxWaitMs)) {
+    into.worst = from.worst;
+    into.maxWaitMs = from.maxWaitMs;
+  }
+  into.count += from.count;
+  for (const format of from.formats) into.formats.add(format);
+}
+
 export interface FileScan {
   path: string;
   scannedBytes: number;
   sizeBytes: number;
   /** True when the scan reached lines older than the window or the file's start. */
   coveredWindow: boolean;
-  hits: ThrottleHit[];
+  tally: ThrottleTally;
   /** The newest line time seen (for a snapshot, the time the host was captured). */
   newestMs: number | undefined;
   error?: string;
 }
 
 /** Lines of text outside [start, end] are dropped; a line without a time counts as inside. */
-function collectHits(text: string, window: ScanWindow, keep: (line: string) => boolean, hits: ThrottleHit[]): void {
+function collectHits(text: string, window: ScanWindow, keep: (line: string) => boolean, tally: ThrottleTally): void {
   if (!THROTTLE_HINT.test(text)) return;
   for (const line of text.split('\n')) {
     const match = matchThrottle(line);
     if (!match || !keep(line)) continue;
     const atMs = lineTime(line, window.referenceYear);
     if (atMs !== undefined && (atMs < window.startMs || atMs > window.endMs)) continue;
-    hits.push({ ...match, atMs, line: line.slice(0, 400) });
+    addHit(tally, { ...match, atMs, line });
   }
 }
 
@@ -79,7 +110,7 @@ export async function scanLogBackwards(
   limits: ScanLimits = DEFAULT_LIMITS,
   keep: (line: string) => boolean = () => true,
 ): Promise<FileScan> {
-  const scan: FileScan = { path, scannedBytes: 0, sizeBytes: 0, coveredWindow: false, hits: [], newestMs: undefined };
+  const scan: FileScan = { path, scannedBytes: 0, sizeBytes: 0, coveredWindow: false, tally: newTally(), newestMs: undefined };
   let end: number | undefined;
   let carry = Buffer.alloc(0);
   while (scan.scannedBytes < limits.budgetBytes) {
@@ -104,7 +135,7 @@ export async function scanLogBackwards(
     if (scan.newestMs === undefined) scan.newestMs = newestIn(text, window.referenceYear);
     const oldest = firstTime(text.split('\n', 50), window.referenceYear);
     const crossesStart = oldest !== undefined && oldest < window.startMs;
-    collectHits(text, window, keep, scan.hits);
+    collectHits(text, window, keep, scan.tally);
     if (crossesStart || tail.start === 0) {
       scan.coveredWindow = true;
       break;

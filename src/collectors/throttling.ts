@@ -6,7 +6,7 @@ import type { Collector } from './collector.ts';
 import type { FactSet } from '../facts/fact-set.ts';
 import type { HostRoot } from '../host/host-root.ts';
 import { runHostCommand } from '../host/exec.ts';
-import { DEFAULT_LIMITS, newestLineTime, scanLogBackwards, type FileScan, type ScanLimits, type ScanWindow, type ThrottleHit } from './log-scan.ts';
+import { addHit, DEFAULT_LIMITS, mergeTallies, newestLineTime, newTally, scanLogBackwards, type FileScan, type ScanLimits, type ScanWindow, type ThrottleTally } from './log-scan.ts';
 import { lineTime, matchThrottle } from './throttle-lines.ts';
 
 export const COMPONENTS = ['kubelet', 'scheduler', 'controllerManager', 'apiserver', 'otherPods'] as const;
@@ -30,7 +30,7 @@ export interface ThrottlingOptions {
 }
 
 interface Evidence {
-  hits: ThrottleHit[];
+  tally: ThrottleTally;
   sources: string[];
   scanned: boolean;
   partial: string[];
@@ -61,17 +61,17 @@ function kubeletLine(path: string): (line: string) => boolean {
   return (line) => /\b(kubelet|k3s|rke2)(\[\d+\])?:/.test(line);
 }
 
-async function journalHits(host: HostRoot, window: ScanWindow): Promise<{ hits: ThrottleHit[]; source: string } | string> {
+async function journalHits(host: HostRoot, window: ScanWindow): Promise<{ tally: ThrottleTally; source: string } | string> {
   const since = `@${Math.floor(window.startMs / 1000)}`;
   const args = [...JOURNAL_UNITS.flatMap((u) => ['-u', u]), `--since=${since}`, '-o', 'short-iso', '--no-pager', '-q', '--grep=Throttling request took|Waited for |Waited before sending request'];
   const result = await runHostCommand(host, 'journalctl', args, { timeoutMs: 20_000, acceptExitCodes: [1] });
   if (!result.ok) return result.reason;
-  const hits: ThrottleHit[] = [];
+  const tally = newTally();
   for (const line of result.stdout.split('\n')) {
     const match = matchThrottle(line);
-    if (match) hits.push({ ...match, atMs: lineTime(line, new Date(window.endMs).getUTCFullYear()), line: line.slice(0, 400) });
+    if (match) addHit(tally, { ...match, atMs: lineTime(line, new Date(window.endMs).getUTCFullYear()), line });
   }
-  return { hits, source: result.source };
+  return { tally, source: result.source };
 }
 
 function coverageNote(scan: FileScan): string | undefined {
@@ -102,15 +102,14 @@ function setComponentFacts(facts: FactSet, key: string, evidence: Evidence, wind
     return;
   }
   const source = evidence.sources.slice(0, 5).join(', ') + (evidence.sources.length > 5 ? ` and ${evidence.sources.length - 5} more` : '');
-  const worst = evidence.hits.reduce<ThrottleHit | undefined>((a, b) => (a && a.waitMs >= b.waitMs ? a : b), undefined);
-  const formats = [...new Set(evidence.hits.map((h) => h.format))].join(', ');
+  const { tally } = evidence;
   const detail = [
     `last ${minutes} min up to ${new Date(window.endMs).toISOString()}`,
-    evidence.hits.length > 0 ? `formats: ${formats}; longest: ${worst?.line.trim()}` : 'no throttling lines',
+    tally.worst ? `formats: ${[...tally.formats].join(', ')}; longest: ${tally.worst.line.trim()}` : 'no throttling lines',
     ...evidence.partial,
   ].join('; ');
-  facts.set(`throttling.${key}.count`, evidence.hits.length, source, detail);
-  facts.set(`throttling.${key}.maxWaitMs`, worst ? Math.round(worst.waitMs) : 0, source, detail);
+  facts.set(`throttling.${key}.count`, tally.count, source, detail);
+  facts.set(`throttling.${key}.maxWaitMs`, Math.round(tally.maxWaitMs), source, detail);
 }
 
 export function createThrottlingCollector(options: ThrottlingOptions = {}): Collector {
@@ -126,7 +125,7 @@ export function createThrottlingCollector(options: ThrottlingOptions = {}): Coll
       const window = await windowFor(host, [...podFiles.map((f) => f.path), ...kubeletFiles], options);
       facts.set('throttling.windowMinutes', Math.round((window.endMs - window.startMs) / 60_000), 'default', `ends ${new Date(window.endMs).toISOString()}`);
 
-      const evidence = new Map<Component, Evidence>(COMPONENTS.map((c) => [c, { hits: [], sources: [], scanned: false, partial: [] }]));
+      const evidence = new Map<Component, Evidence>(COMPONENTS.map((c) => [c, { tally: newTally(), sources: [], scanned: false, partial: [] }]));
       let totalBytes = 0;
       const record = (component: Component, scan: FileScan): void => {
         const e = evidence.get(component) as Evidence;
@@ -136,7 +135,7 @@ export function createThrottlingCollector(options: ThrottlingOptions = {}): Coll
         if (scan.error) return;
         e.scanned = true;
         e.sources.push(scan.path);
-        e.hits.push(...scan.hits);
+        mergeTallies(e.tally, scan.tally);
       };
       for (const file of podFiles) {
         if (totalBytes >= MAX_TOTAL_BYTES) break;
@@ -147,7 +146,7 @@ export function createThrottlingCollector(options: ThrottlingOptions = {}): Coll
       if (journal && typeof journal !== 'string') {
         kubelet.scanned = true;
         kubelet.sources.push(journal.source);
-        kubelet.hits.push(...journal.hits);
+        mergeTallies(kubelet.tally, journal.tally);
       } else {
         if (typeof journal === 'string') kubelet.partial.push(`journal not read: ${journal}`);
         for (const path of kubeletFiles) record('kubelet', await scanLogBackwards(host, path, window, limits, kubeletLine(path)));
@@ -155,7 +154,9 @@ export function createThrottlingCollector(options: ThrottlingOptions = {}): Coll
       setComponentFacts(facts, 'kubelet', kubelet, window, `no kubelet journal or log file (${KUBELET_LOGS.join(', ')})`);
       for (const c of COMPONENTS.filter((c) => c !== 'kubelet')) setComponentFacts(facts, c, evidence.get(c) as Evidence, window, 'no such pod logs under /var/log/pods on this node');
       const all = [...evidence.values()];
-      const total: Evidence = { hits: all.flatMap((e) => e.hits), sources: all.flatMap((e) => e.sources), scanned: all.some((e) => e.scanned), partial: all.flatMap((e) => e.partial) };
+      const totalTally = newTally();
+      for (const e of all) mergeTallies(totalTally, e.tally);
+      const total: Evidence = { tally: totalTally, sources: all.flatMap((e) => e.sources), scanned: all.some((e) => e.scanned), partial: all.flatMap((e) => e.partial) };
       if (total.scanned) setComponentFacts(facts, 'total', total, window, '');
       else for (const suffix of ['count', 'maxWaitMs']) facts.unknown(`throttling.total.${suffix}`, `no logs to read: no /var/log/pods, no kubelet journal or log file (${KUBELET_LOGS.join(', ')})${total.partial.length ? `; ${total.partial.join('; ')}` : ''}`);
     },
