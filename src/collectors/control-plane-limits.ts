@@ -72,7 +72,7 @@ async function schedulerFromConfig(host: HostRoot, facts: FactSet, found: Found,
   let connection: Record<string, unknown> = {};
   try {
     if (!text.ok) throw new Error(text.reason);
-    const doc = parseYaml(text.text) as { clientConnection?: Record<string, unknown> } | null;
+    const doc = parseYaml(text.text, { logLevel: 'error' }) as { clientConnection?: Record<string, unknown> } | null;
     connection = doc?.clientConnection ?? {};
   } catch (error) {
     const reason = `kube-scheduler --config ${configPath} (host ${file}) cannot be used: ${(error as Error).message.split('\n')[0]}; fix the file or the mount`;

@@ -60,7 +60,7 @@ export interface VersionHint {
 
 /** Reads our fields from a KubeletConfiguration document (YAML or JSON); throws on malformed YAML. */
 export function configLayerFrom(path: string, kind: ConfigLayer['kind'], text: string): ConfigLayer {
-  const doc: unknown = parseYaml(text);
+  const doc: unknown = parseYaml(text, { logLevel: 'error' });
   const values: ConfigLayer['values'] = {};
   if (doc !== null && typeof doc === 'object' && !Array.isArray(doc)) {
     const record = doc as Record<string, unknown>;

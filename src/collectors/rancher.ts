@@ -59,7 +59,7 @@ export async function detectRancher(host: HostRoot, processes: HostProcess[]): P
       const text = await host.readText(file);
       if (!text.ok) continue;
       try {
-        const doc: unknown = parseYaml(text.text);
+        const doc: unknown = parseYaml(text.text, { logLevel: 'error' });
         install.configFiles.push(file);
         if (doc && typeof doc === 'object' && !Array.isArray(doc)) install.args.push(...configArgs(doc as Record<string, unknown>, file));
       } catch (error) {

@@ -34,7 +34,7 @@ function records(value: unknown): Record<string, unknown>[] {
 
 /** Parses the manifest text; throws on malformed YAML. */
 export function parseStaticPod(manifestPath: string, text: string, component: string): StaticPod {
-  const doc = parseYaml(text) as { spec?: { containers?: unknown; volumes?: unknown } } | null;
+  const doc = parseYaml(text, { logLevel: 'error' }) as { spec?: { containers?: unknown; volumes?: unknown } } | null;
   const containers = records(doc?.spec?.containers) as Container[];
   const container = containers.find((c) => c.name === component) ?? containers[0];
   if (!container) return { path: manifestPath, args: [], mounts: [], error: `${manifestPath} has no spec.containers` };
