@@ -2,6 +2,7 @@
 import { createRequire } from 'node:module';
 import { InputError } from '../scan.ts';
 import { factsCommand } from './commands/facts.ts';
+import { probeCommand } from './commands/probe.ts';
 import { explainCommand, rulesCommand } from './commands/rules.ts';
 import { scanCommand } from './commands/scan.ts';
 import { EXIT_INPUT, EXIT_OK, type Command, type Io } from './io.ts';
@@ -11,6 +12,7 @@ const COMMANDS: Record<string, Command> = {
   facts: factsCommand,
   rules: rulesCommand,
   explain: explainCommand,
+  probe: probeCommand,
 };
 
 export const USAGE = `Usage: node-tuning-advisor <command> [flags]
@@ -22,6 +24,7 @@ Commands:
   facts             print the collected facts with their sources (JSON)
   rules lint|list   check rule files / list the rules in effect
   explain RULE-ID   show what a rule checks and how to fix it
+  probe fsync       time fdatasync on a directory the way etcd's fio test does
 
 Run "node-tuning-advisor <command> --help" for a command's flags.
 `;

@@ -1,13 +1,23 @@
 // The collectors, in the order they run: later ones may read earlier ones' facts
-// (tuned's recommendation needs cpu.virtualized).
+// (tuned's recommendation needs cpu.virtualized; etcd's priority and probe need etcd's discovery).
 import type { Collector } from './collector.ts';
 import kernel from './kernel.ts';
 import cpu from './cpu.ts';
 import tuned from './tuned.ts';
 import nodeRole from './node-role.ts';
 import inventory from './inventory.ts';
+import etcd from './etcd.ts';
+import etcdPriority from './etcd-priority.ts';
+import { createEtcdFsyncCollector, type EtcdFsyncSettings } from './etcd-fsync.ts';
 import kubelet from './kubelet.ts';
 import controlPlaneLimits from './control-plane-limits.ts';
 import throttling from './throttling.ts';
 
-export const COLLECTORS: readonly Collector[] = [kernel, cpu, tuned, nodeRole, inventory, kubelet, controlPlaneLimits, throttling];
+export const COLLECTORS: readonly Collector[] = [
+  kernel, cpu, tuned, nodeRole, inventory, etcd, etcdPriority, createEtcdFsyncCollector({ run: false }), kubelet, controlPlaneLimits, throttling,
+];
+
+/** The collectors with the fsync probe switched on (`scan --probe`). */
+export function collectorsWithProbe(settings: Omit<EtcdFsyncSettings, 'run'>): Collector[] {
+  return COLLECTORS.map((collector) => (collector.name === 'etcd-fsync' ? createEtcdFsyncCollector({ ...settings, run: true }) : collector));
+}

@@ -1,15 +1,14 @@
 import { test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import assert from 'node:assert/strict';
 import { runScan } from '../../src/scan.ts';
 import type { FindingStatus } from '../../src/report/types.ts';
 import { fixtureHost } from '../helpers/fixtures.ts';
 
-const HOST_RULES = fileURLToPath(new URL('../../rules/host.yaml', import.meta.url));
+// These fixtures exercise the host rules; rules/etcd.yaml has its own tests (test/unit/etcd-rules.test.ts).
+const HOST_RULES = ['kernel-tick-rate', 'cpu-governor', 'tuned-profile'];
 
 async function statuses(host: string) {
-  // The host rules only: the api-client rules have their own fixtures and tests (api-clients.test.ts).
-  const report = await runScan({ hostRoot: fixtureHost(host), sleep: async () => {}, bundledRules: false, ruleLocations: [HOST_RULES] });
+  const report = await runScan({ hostRoot: fixtureHost(host), sleep: async () => {}, only: HOST_RULES });
   const byRule = Object.fromEntries(report.findings.map((finding) => [finding.ruleId, finding.status])) as Record<string, FindingStatus>;
   return { report, byRule };
 }
