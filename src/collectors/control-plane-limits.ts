@@ -10,6 +10,7 @@ import type { HostRoot } from '../host/host-root.ts';
 import { argsFrom, findProcesses, listProcesses, numericFlag, parseFlags, type FlagMap, type SourcedArg } from '../host/processes.ts';
 import { componentArgs, detectRancher, type RancherInstall } from './rancher.ts';
 import { readStaticPod, type StaticPod } from './static-pod.ts';
+import { fileOf, lineIn, withLine } from './file-lines.ts';
 
 type Component = 'kube-scheduler' | 'kube-controller-manager' | 'kube-apiserver';
 const MANIFEST_DIRS = ['/etc/kubernetes/manifests', '/var/lib/rancher/rke2/agent/pod-manifests'];
@@ -120,8 +121,14 @@ async function collectClient(host: HostRoot, facts: FactSet, prefix: string, com
     setLimit(facts, `${prefix}.kubeAPIBurst`, flags, 'kube-api-burst', defaults[1], why);
   }
   const current = { qps: facts.value(`${prefix}.kubeAPIQPS`) as number | undefined, burst: facts.value(`${prefix}.kubeAPIBurst`) as number | undefined };
-  facts.set(`${prefix}.qpsSetIn`, editIn, found.editIn);
-  facts.set(`${prefix}.qpsFix`, fixText(component, editIn, current, restartHint(found, editIn)), 'inferred');
+  const file = fileOf(editIn);
+  const pattern = editIn.includes('clientConnection') ? /^\s*qps\s*:/ : flags.has('kube-api-qps') ? /--kube-api-qps/ : new RegExp(`^\\s*-\\s*${component}\\s*$`);
+  const line = file ? await lineIn(host, file, pattern) : undefined;
+  // Without the flag, the line found is the command's first entry: the flags go after it.
+  const label = editIn.includes('clientConnection') || flags.has('kube-api-qps') ? 'line' : 'after line';
+  const fix = fixText(component, editIn, current, restartHint(found, editIn));
+  facts.set(`${prefix}.qpsSetIn`, file ? withLine(editIn, file, line, label) : editIn, found.editIn);
+  facts.set(`${prefix}.qpsFix`, file ? withLine(fix, file, line, label) : fix, 'inferred');
 }
 
 async function collectApiserver(facts: FactSet, found: Found | undefined): Promise<void> {

@@ -10,6 +10,7 @@ import { configLayerFrom, KUBELET_BOOLEAN_FLAGS, KUBELET_FIELDS, mergeKubeletSet
 import { findKubeletCommand, type KubeletCommand } from './kubelet-command.ts';
 import { detectKubeletVersion } from './kubelet-version.ts';
 import { detectLayout, qpsLocation } from './kubelet-remediation.ts';
+import { fileOf, lineIn, withLine } from './file-lines.ts';
 
 const FIELD_FACTS = KUBELET_FIELDS.map((field) => `kubelet.${field}`);
 
@@ -113,8 +114,10 @@ const kubeletCollector: Collector = {
       return;
     }
     const location = qpsLocation(layout, command, qps, layers.configFile, suggested);
-    facts.set('kubelet.qpsSetIn', location.setIn, qps.source, `layout: ${layout}`);
-    facts.set('kubelet.qpsFix', location.fix, 'inferred', `layout: ${layout}`);
+    const file = qps.source.startsWith('flag:') ? fileOf(qps.origin ?? '') : qps.source === 'default' ? undefined : qps.source;
+    const line = file ? await lineIn(host, file, qps.source.startsWith('flag:') ? /kube-api-qps/ : /^\s*"?kubeAPIQPS"?\s*:/) : undefined;
+    facts.set('kubelet.qpsSetIn', file ? withLine(location.setIn, file, line) : location.setIn, qps.source, `layout: ${layout}`);
+    facts.set('kubelet.qpsFix', file ? withLine(location.fix, file, line) : location.fix, 'inferred', `layout: ${layout}`);
   },
 };
 

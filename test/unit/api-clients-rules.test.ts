@@ -36,7 +36,7 @@ test('seed 000 before (1.20, defaults, scheduler throttled): kubelet-api-qps, sc
   const throttling = finding('client-throttling');
   assert.equal(throttling.observed, '9 throttled requests in the last 60 min, longest wait 347 ms');
   assert.ok(throttling.evidence.some((e) => e.fact === 'throttling.scheduler.count' && /Throttling request took 347\.225604ms/.test(e.detail ?? '')));
-  assert.match(finding('scheduler-api-qps').remediation.text, /In \/etc\/kubernetes\/manifests\/kube-scheduler\.yaml set --kube-api-qps=150 and --kube-api-burst=200/);
+  assert.match(finding('scheduler-api-qps').remediation.text, /In \/etc\/kubernetes\/manifests\/kube-scheduler\.yaml after line 13 set --kube-api-qps=150 and --kube-api-burst=200/);
 });
 
 test('seed 000 after (150/200 everywhere, no throttling): no api-client rule fails but image pulls', async () => {
@@ -59,7 +59,7 @@ test('kubeadm 1.26 fails kubelet-api-qps on the 5/10 default; kubeadm 1.30 passe
 test('--kube-api-qps=0 fails: it is client-go 5/10, and the fix names /etc/default/kubelet', async () => {
   const { byRule, finding } = await scan('kubelet-qps-zero');
   assert.equal(byRule['kubelet-api-qps'], 'fail');
-  assert.match(finding('kubelet-api-qps').remediation.text, /^In \/etc\/default\/kubelet, variable KUBELET_EXTRA_ARGS change the flags to --kube-api-qps=170/);
+  assert.match(finding('kubelet-api-qps').remediation.text, /^In \/etc\/default\/kubelet line 1, variable KUBELET_EXTRA_ARGS change the flags to --kube-api-qps=170/);
 });
 
 test('k3s: the fix is a kubelet.conf.d drop-in and the restart is k3s', async () => {

@@ -11,7 +11,7 @@ test('kubeadm 1.30 manifests without QPS flags: scheduler 50/100, controller-man
   assert.equal(facts.get('controllerManager.kubeAPIQPS')?.source, 'default');
   assert.deepEqual([facts.value('apiserver.maxRequestsInflight'), facts.value('apiserver.maxMutatingRequestsInflight')], [400, 200]);
   assert.equal(facts.value('apiserver.priorityAndFairness'), true);
-  assert.equal(facts.value('scheduler.qpsSetIn'), '/etc/kubernetes/manifests/kube-scheduler.yaml');
+  assert.equal(facts.value('scheduler.qpsSetIn'), '/etc/kubernetes/manifests/kube-scheduler.yaml after line 13', 'the command starts there; the flags go after it');
 });
 
 test('seed 000 after: --kube-api-qps=150/--kube-api-burst=200 read from both manifests', async () => {
@@ -20,6 +20,8 @@ test('seed 000 after: --kube-api-qps=150/--kube-api-burst=200 read from both man
     assert.deepEqual([facts.value(`${prefix}.kubeAPIQPS`), facts.value(`${prefix}.kubeAPIBurst`)], [150, 200]);
     assert.equal(facts.get(`${prefix}.kubeAPIQPS`)?.source, 'flag:--kube-api-qps');
   }
+  assert.equal(facts.value('scheduler.qpsSetIn'), '/etc/kubernetes/manifests/kube-scheduler.yaml line 18');
+  assert.match(String(facts.value('scheduler.qpsFix')), /kube-scheduler\.yaml line 18 set --kube-api-qps=300/);
 });
 
 test('a scheduler with --config: clientConnection of the host file behind the hostPath mount, the flag ignored', async () => {
@@ -27,7 +29,7 @@ test('a scheduler with --config: clientConnection of the host file behind the ho
   assert.deepEqual([facts.value('scheduler.kubeAPIQPS'), facts.value('scheduler.kubeAPIBurst')], [200, 300]);
   assert.equal(facts.get('scheduler.kubeAPIQPS')?.source, '/srv/kubernetes/scheduler/config.yaml', 'not the decoy at the in-container path');
   assert.match(facts.get('scheduler.kubeAPIQPS')?.detail ?? '', /--kube-api-qps ignored because --config is given/);
-  assert.match(String(facts.value('scheduler.qpsFix')), /clientConnection\.qps: 400/);
+  assert.match(String(facts.value('scheduler.qpsFix')), /\/srv\/kubernetes\/scheduler\/config\.yaml line 5 set clientConnection\.qps: 400/);
 });
 
 test('k3s server: embedded components read from kube-scheduler-arg / kube-controller-manager-arg', async () => {

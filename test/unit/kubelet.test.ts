@@ -80,13 +80,13 @@ test('--kube-api-qps=0 is client-go 5/10, traced to /etc/default/kubelet', async
   assert.deepEqual([fact(facts, 'kubelet.kubeAPIQPS').value, fact(facts, 'kubelet.kubeAPIBurst').value], [5, 10]);
   assert.equal(fact(facts, 'kubelet.kubeAPIQPS').source, 'flag:--kube-api-qps');
   assert.match(fact(facts, 'kubelet.kubeAPIQPS').detail ?? '', /\/etc\/default\/kubelet \(KUBELET_EXTRA_ARGS\).*client-go/);
-  assert.equal(fact(facts, 'kubelet.qpsSetIn').value, '--kube-api-qps in /etc/default/kubelet, variable KUBELET_EXTRA_ARGS');
+  assert.equal(fact(facts, 'kubelet.qpsSetIn').value, '--kube-api-qps in /etc/default/kubelet line 1, variable KUBELET_EXTRA_ARGS');
 });
 
 test('seed 000 after: --kube-api-qps=150 in kubeadm-flags.env beats the 1.20 default', async () => {
   const facts = await factsOf('seed-000-after', [kubelet]);
   assert.deepEqual([fact(facts, 'kubelet.kubeAPIQPS').value, fact(facts, 'kubelet.kubeAPIBurst').value], [150, 200]);
-  assert.equal(fact(facts, 'kubelet.qpsSetIn').value, '--kube-api-qps in /var/lib/kubelet/kubeadm-flags.env, variable KUBELET_KUBEADM_ARGS');
+  assert.equal(fact(facts, 'kubelet.qpsSetIn').value, '--kube-api-qps in /var/lib/kubelet/kubeadm-flags.env line 1, variable KUBELET_KUBEADM_ARGS');
 });
 
 test('drop-ins apply in name order over the config file, and flags over both', async (t) => {
