@@ -30,12 +30,15 @@ async function findComponent(host: HostRoot, component: Component, processes: Aw
   for (const dir of MANIFEST_DIRS) {
     manifest ??= await readStaticPod(host, `${dir}/${component}.yaml`, component);
   }
+  // rke2 rewrites its pod manifests on every start: the lasting edit is <component>-arg in its config.yaml.
+  const rke2Config = rancher?.distro === 'rke2' && manifest?.path.startsWith('/var/lib/rancher/rke2/') ? `/etc/rancher/rke2/config.yaml (${component}-arg)` : undefined;
+  const rke2 = rke2Config && rancher ? { rancher } : {};
   const live = findProcesses(processes, [component])[0];
   if (live) {
-    const found: Found = { args: argsFrom(live.argv.slice(1), `/proc/${live.pid}/cmdline`), editIn: manifest?.path ?? `/proc/${live.pid}/cmdline`, pid: live.pid };
+    const found: Found = { args: argsFrom(live.argv.slice(1), `/proc/${live.pid}/cmdline`), editIn: rke2Config ?? manifest?.path ?? `/proc/${live.pid}/cmdline`, pid: live.pid, ...rke2 };
     return manifest ? { ...found, manifest } : found;
   }
-  if (manifest) return { args: manifest.args, editIn: manifest.path, manifest };
+  if (manifest) return { args: manifest.args, editIn: rke2Config ?? manifest.path, manifest, ...rke2 };
   if (rancher?.role === 'server') {
     return { args: componentArgs(rancher, component), editIn: `/etc/rancher/${rancher.distro}/config.yaml (${component}-arg)`, rancher };
   }
@@ -92,7 +95,7 @@ function fixText(component: string, editIn: string, current: { qps?: number; bur
   const qps = Math.max(150, 2 * (current.qps ?? 0));
   const burst = Math.max(200, 2 * (current.burst ?? 0));
   if (editIn.includes('clientConnection')) return `In ${editIn.replace(/ \(.*\)$/, '')} set clientConnection.qps: ${qps} and clientConnection.burst: ${burst}; ${restart}.`;
-  if (editIn.includes('-arg)')) return `In ${editIn.replace(/ \(.*\)$/, '')} add ${component}-arg entries "kube-api-qps=${qps}" and "kube-api-burst=${burst}"; ${restart}.`;
+  if (editIn.includes('-arg)')) return `In ${editIn.replace(/ \(.*\)$/, '')} set ${component}-arg entries "kube-api-qps=${qps}" and "kube-api-burst=${burst}"; ${restart}.`;
   return `In ${editIn} set --kube-api-qps=${qps} and --kube-api-burst=${burst} on the ${component} command; ${restart}.`;
 }
 
@@ -122,7 +125,7 @@ async function collectClient(host: HostRoot, facts: FactSet, prefix: string, com
   }
   const current = { qps: facts.value(`${prefix}.kubeAPIQPS`) as number | undefined, burst: facts.value(`${prefix}.kubeAPIBurst`) as number | undefined };
   const file = fileOf(editIn);
-  const pattern = editIn.includes('clientConnection') ? /^\s*qps\s*:/ : flags.has('kube-api-qps') ? /--kube-api-qps/ : new RegExp(`^\\s*-\\s*${component}\\s*$`);
+  const pattern = editIn.includes('clientConnection') ? /^\s*qps\s*:/ : flags.has('kube-api-qps') ? /kube-api-qps/ : new RegExp(`^\\s*-\\s*${component}\\s*$`);
   const line = file ? await lineIn(host, file, pattern) : undefined;
   // Without the flag, the line found is the command's first entry: the flags go after it.
   const label = editIn.includes('clientConnection') || flags.has('kube-api-qps') ? 'line' : 'after line';

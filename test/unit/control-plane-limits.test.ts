@@ -70,3 +70,12 @@ test('a malformed manifest or a bad flag value is unknown with the file named', 
   assert.match(facts.get('controllerManager.kubeAPIQPS')?.unknown ?? '', /--kube-api-qps=lots .* not a number/);
   assert.equal(facts.value('controllerManager.kubeAPIBurst'), 30);
 });
+
+test('rke2: values read from its pod-manifests, the fix goes to kube-scheduler-arg (rke2 rewrites the manifests)', async () => {
+  const facts = await factsOf('rke2-server', [controlPlaneLimits]);
+  assert.deepEqual([facts.value('scheduler.kubeAPIQPS'), facts.value('scheduler.kubeAPIBurst')], [100, 150]);
+  assert.equal(facts.get('scheduler.kubeAPIQPS')?.detail, 'set in /var/lib/rancher/rke2/agent/pod-manifests/kube-scheduler.yaml');
+  assert.equal(facts.value('scheduler.qpsSetIn'), '/etc/rancher/rke2/config.yaml line 5 (kube-scheduler-arg)');
+  assert.match(String(facts.value('scheduler.qpsFix')), /set kube-scheduler-arg entries "kube-api-qps=200".*restart rke2-server/);
+  assert.equal(facts.value('controllerManager.kubeAPIQPS'), 20);
+});

@@ -132,3 +132,12 @@ test('a host without any kubelet says so', async (t) => {
   const facts = await factsAt(await tempHost(t, { '/etc/hostname': 'x\n' }), kubelet);
   assert.equal(fact(facts, 'kubelet.present').value, false);
 });
+
+test('rke2: a live kubelet with rke2 drop-ins; the lasting fix is kubelet-arg in /etc/rancher/rke2/config.yaml', async () => {
+  const facts = await factsOf('rke2-server', [kubelet]);
+  assert.equal(fact(facts, 'kubelet.configLayout').value, 'rke2');
+  assert.deepEqual(fact(facts, 'kubelet.configDropIns').value, ['/var/lib/rancher/rke2/agent/etc/kubelet.conf.d/00-rke2-defaults.conf']);
+  assert.equal(fact(facts, 'kubelet.kubeAPIQPS').value, 50);
+  assert.equal(fact(facts, 'kubelet.qpsSetIn').value, 'kubelet-arg in /etc/rancher/rke2/config.yaml');
+  assert.match(String(fact(facts, 'kubelet.qpsFix').value), /systemctl restart rke2-server/);
+});
