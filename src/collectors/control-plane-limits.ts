@@ -45,14 +45,22 @@ async function findComponent(host: HostRoot, component: Component, processes: Aw
   return undefined;
 }
 
-/** Where a path the component was given lives on the host: through the manifest's hostPath mounts or /proc/<pid>/root. */
-export function hostPathOf(found: Found, containerPath: string): string | undefined {
-  if (found.pid !== undefined) return `/proc/${found.pid}/root${containerPath}`;
-  if (!found.manifest) return containerPath;
-  const mount = found.manifest.mounts
+/** Where the manifest's hostPath mounts put a path the component was given, on the host. */
+function throughMounts(manifest: StaticPod, containerPath: string): string | undefined {
+  const mount = manifest.mounts
     .filter((m) => containerPath === m.mountPath || containerPath.startsWith(m.mountPath.replace(/\/?$/, '/')))
     .sort((a, b) => b.mountPath.length - a.mountPath.length)[0];
   return mount ? path.posix.join(mount.hostPath, path.posix.relative(mount.mountPath, containerPath)) : undefined;
+}
+
+/** Host paths to try for a path the component was given: the live process's root, then the manifest's mounts. */
+export function hostPathsOf(found: Found, containerPath: string): string[] {
+  const paths: string[] = [];
+  if (found.pid !== undefined) paths.push(`/proc/${found.pid}/root${containerPath}`);
+  const mapped = found.manifest ? throughMounts(found.manifest, containerPath) : undefined;
+  if (mapped) paths.push(mapped);
+  if (!found.manifest && found.pid === undefined) paths.push(containerPath);
+  return paths;
 }
 
 function setLimit(facts: FactSet, key: string, flags: FlagMap, flag: string, fallback: number, defaultWhy: string): void {
@@ -64,15 +72,21 @@ function setLimit(facts: FactSet, key: string, flags: FlagMap, flag: string, fal
 }
 
 async function schedulerFromConfig(host: HostRoot, facts: FactSet, found: Found, configPath: string, flags: FlagMap): Promise<string> {
-  const file = hostPathOf(found, configPath);
+  const candidates = hostPathsOf(found, configPath);
   const ignored = ['kube-api-qps', 'kube-api-burst'].filter((f) => flags.has(f)).map((f) => `--${f}`);
   const note = ignored.length > 0 ? `; ${ignored.join(' and ')} ignored because --config is given` : '';
-  if (!file) {
+  if (candidates.length === 0) {
     const reason = `kube-scheduler --config ${configPath} is not under any hostPath volume of ${found.manifest?.path}; cannot read it`;
     for (const key of ['scheduler.kubeAPIQPS', 'scheduler.kubeAPIBurst']) facts.unknown(key, reason);
     return found.editIn;
   }
-  const text = await host.readText(file);
+  let file = candidates[0] as string;
+  let text = await host.readText(file);
+  for (const next of candidates.slice(1)) {
+    if (text.ok) break;
+    const retry = await host.readText(next);
+    if (retry.ok) [file, text] = [next, retry];
+  }
   let connection: Record<string, unknown> = {};
   try {
     if (!text.ok) throw new Error(text.reason);

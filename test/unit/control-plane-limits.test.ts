@@ -79,3 +79,17 @@ test('rke2: values read from its pod-manifests, the fix goes to kube-scheduler-a
   assert.match(String(facts.value('scheduler.qpsFix')), /set kube-scheduler-arg entries "kube-api-qps=200".*restart rke2-server/);
   assert.equal(facts.value('controllerManager.kubeAPIQPS'), 20);
 });
+
+test("a live scheduler whose /proc/<pid>/root is unreadable falls back to the manifest's hostPath", async (t) => {
+  const host = await tempHost(t, {
+    '/proc/300/cmdline': 'kube-scheduler\0--config=/etc/kubernetes/sched/config.yaml\0',
+    '/proc/300/comm': 'kube-scheduler\n',
+    '/srv/sched/config.yaml': 'clientConnection:\n  qps: 120\n  burst: 240\n',
+    '/etc/kubernetes/manifests/kube-scheduler.yaml':
+      'spec:\n  containers:\n  - name: kube-scheduler\n    command: [kube-scheduler, --config=/etc/kubernetes/sched/config.yaml]\n' +
+      '    volumeMounts: [{name: cfg, mountPath: /etc/kubernetes/sched}]\n  volumes: [{name: cfg, hostPath: {path: /srv/sched}}]\n',
+  });
+  const facts = await factsAt(host, controlPlaneLimits);
+  assert.deepEqual([facts.value('scheduler.kubeAPIQPS'), facts.value('scheduler.kubeAPIBurst')], [120, 240]);
+  assert.equal(facts.get('scheduler.kubeAPIQPS')?.source, '/srv/sched/config.yaml');
+});
