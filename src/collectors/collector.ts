@@ -1,5 +1,6 @@
 import type { FactSet } from '../facts/fact-set.ts';
 import type { HostRoot } from '../host/host-root.ts';
+import type { WorkloadSnapshot } from '../workload/snapshot.ts';
 
 export interface CollectorContext {
   host: HostRoot;
@@ -8,6 +9,8 @@ export interface CollectorContext {
   sleep(ms: number): Promise<void>;
   /** Monotonic milliseconds. */
   now(): number;
+  /** What the agent's watches saw (pods, this Node, CSIDriver, CSINode); absent in `scan` (no cluster). */
+  cluster?: WorkloadSnapshot;
 }
 
 /** One module per fact family; each reads the host only through ctx.host. */

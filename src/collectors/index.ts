@@ -12,9 +12,12 @@ import { createEtcdFsyncCollector, type EtcdFsyncSettings } from './etcd-fsync.t
 import kubelet from './kubelet.ts';
 import controlPlaneLimits from './control-plane-limits.ts';
 import throttling from './throttling.ts';
+import volumesHost from './volumes-host.ts';
+import workloadApi from './workload-api.ts';
 
 export const COLLECTORS: readonly Collector[] = [
   kernel, cpu, tuned, nodeRole, inventory, etcd, etcdPriority, createEtcdFsyncCollector({ run: false }), kubelet, controlPlaneLimits, throttling,
+  volumesHost, workloadApi,
 ];
 
 /** The collectors with the fsync probe switched on (`scan --probe`). */

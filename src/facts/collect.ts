@@ -6,11 +6,14 @@ import type { Collector, CollectorContext } from '../collectors/collector.ts';
 import { COLLECTORS } from '../collectors/index.ts';
 import type { HostRoot } from '../host/host-root.ts';
 import { FactSet } from './fact-set.ts';
+import type { WorkloadSnapshot } from '../workload/snapshot.ts';
 
 export interface CollectOptions {
   collectors?: readonly Collector[];
   sleep?: (ms: number) => Promise<void>;
   now?: () => number;
+  /** The agent's watch caches at scan time, for the API-derived facts. */
+  cluster?: WorkloadSnapshot;
 }
 
 export async function collectFacts(host: HostRoot, options: CollectOptions = {}): Promise<FactSet> {
@@ -20,6 +23,7 @@ export async function collectFacts(host: HostRoot, options: CollectOptions = {})
     facts,
     sleep: options.sleep ?? ((ms) => delay(ms)),
     now: options.now ?? (() => performance.now()),
+    ...(options.cluster ? { cluster: options.cluster } : {}),
   };
   for (const collector of options.collectors ?? COLLECTORS) {
     try {

@@ -28,11 +28,20 @@ export function applyOverrides(rules: LoadedRule[], overrides: LoadedOverride[])
 }
 
 export function renderTemplate(template: string, facts: FactSet, params: Params): string {
-  return template.replace(/\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}/g, (_, key: string) => {
-    if (key.startsWith('params.')) return renderValue(params[key.slice('params.'.length)]);
+  const factText = (key: string): string | undefined => {
     const fact = facts.get(key);
-    return fact === undefined || fact.unknown !== undefined ? '?' : renderValue(fact.value);
-  });
+    return fact === undefined || fact.unknown !== undefined ? undefined : renderValue(fact.value);
+  };
+  return template
+    // {{params.NAME[fact.key]}}: the param NAME_<value of the fact>, e.g. governedBy_creation.
+    .replace(/\{\{\s*params\.([A-Za-z0-9_]+)\[([A-Za-z0-9_.-]+)\]\s*\}\}/g, (_, name: string, key: string) => {
+      const value = factText(key);
+      return value === undefined ? '?' : renderValue(params[`${name}_${value}`]);
+    })
+    .replace(/\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}/g, (_, key: string) => {
+      if (key.startsWith('params.')) return renderValue(params[key.slice('params.'.length)]);
+      return factText(key) ?? '?';
+    });
 }
 
 /** The facts a finding was decided on first: the applicability facts when it does not apply. */

@@ -61,6 +61,11 @@ export function templateErrors(rule: RuleDefinition, at: (string | number)[]): P
         errors.push({ segments: [...at, field], message: `uses {{params.${name}}}, which the rule's params do not define` });
       }
     }
+    for (const [, name] of rule[field].matchAll(/\{\{\s*params\.([A-Za-z0-9_]+)\[[A-Za-z0-9_.-]+\]\s*\}\}/g)) {
+      if (!Object.keys(rule.params ?? {}).some((key) => key.startsWith(`${name}_`))) {
+        errors.push({ segments: [...at, field], message: `uses {{params.${name}[…]}}, but the rule defines no param named ${name}_<value>` });
+      }
+    }
   }
   return errors;
 }

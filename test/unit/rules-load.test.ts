@@ -30,8 +30,8 @@ test('the bundled rules load without errors', async () => {
   assert.deepEqual(result.rules.map((rule) => rule.id).sort(), [
     'client-throttling', 'client-throttling-long-waits', 'controller-manager-api-qps', 'cpu-governor',
     'etcd-backend-commit', 'etcd-disk-rotational', 'etcd-events-split', 'etcd-fsync-latency', 'etcd-io-priority',
-    'etcd-wal-fsync', 'image-pull-serialized', 'kernel-tick-rate', 'kubelet-api-qps', 'scheduler-api-qps',
-    'tuned-profile',
+    'etcd-wal-fsync', 'image-pull-serialized', 'kernel-tick-rate', 'kubelet-api-qps', 'pod-startup-slo',
+    'scheduler-api-qps', 'tuned-profile', 'volume-attach',
   ]);
 });
 

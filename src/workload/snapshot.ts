@@ -1,0 +1,33 @@
+// What the agent's watch caches know at scan time, as plain data: the collector that turns it into
+// facts imports only this type, so the scan stays free of API clients and the agent of rules.
+
+export const STARTUP_PHASES = ['scheduling', 'initialization', 'creation', 'readiness', 'total'] as const;
+export type StartupPhase = (typeof STARTUP_PHASES)[number];
+
+export interface PhaseSummary {
+  samples: number;
+  p50Ms: number | null;
+  p99Ms: number | null;
+}
+
+export interface CsiDriverInfo {
+  /** spec.attachRequired as set; null when unset (which means attach). */
+  attachRequired: boolean | null;
+}
+
+export interface WorkloadSnapshot {
+  nodeName: string;
+  /** Why a part is not known yet (its watch has not listed, or failed); absent when synced. */
+  unsynced: { pods?: string; csiDrivers?: string; csiNode?: string; node?: string };
+  /** Node.status.volumesAttached[].name and volumesInUse, as last seen on the Node watch. */
+  volumesAttached: string[];
+  volumesInUse: string[];
+  /** CSIDriver objects by name (cluster-wide, one watch). */
+  csiDrivers: Record<string, CsiDriverInfo>;
+  /** spec.drivers[].name of this node's CSINode; null when the node has none. */
+  csiNodeDrivers: string[] | null;
+  attach: { samples: number; p50Ms: number | null; p90Ms: number | null; windowSize: number; drivers: string[] };
+  startup: Record<StartupPhase, PhaseSummary>;
+  /** Pods tracked now (started and waiting ones); bounded. */
+  trackedPods: number;
+}

@@ -1,0 +1,111 @@
+// Everything the agent's watches feed (pods on this node, this Node, CSIDriver objects, this node's
+// CSINode), folded into bounded state; snapshot() hands the scan plain data.
+import { AttachLatencyTracker } from './attach-latency.ts';
+import { podView } from './pod-view.ts';
+import { PodStartupTracker } from './pod-startup.ts';
+import { STARTUP_PHASES, type CsiDriverInfo, type StartupPhase, type WorkloadSnapshot } from './snapshot.ts';
+
+type Obj = Record<string, any>;
+type Part = keyof WorkloadSnapshot['unsynced'];
+
+export interface WorkloadStateOptions {
+  nodeName: string;
+  now?: () => number;
+  windowSize?: number;
+  maxTracked?: number;
+  onPhase?(phase: StartupPhase, seconds: number): void;
+}
+
+const MAX_DRIVERS = 500;
+const MAX_VOLUME_NAMES = 1000;
+
+export class WorkloadState {
+  readonly nodeName: string;
+  readonly startup: PodStartupTracker;
+  readonly attach: AttachLatencyTracker;
+  private readonly now: () => number;
+  private readonly drivers = new Map<string, CsiDriverInfo>();
+  private csiNodeDrivers: string[] | null = null;
+  private volumesAttached: string[] = [];
+  private volumesInUse: string[] = [];
+  private readonly unsynced: WorkloadSnapshot['unsynced'] = {
+    pods: 'the pod watch has not listed yet', csiDrivers: 'the CSIDriver watch has not listed yet',
+    csiNode: 'the CSINode watch has not listed yet', node: 'the Node watch has not listed yet',
+  };
+
+  constructor(opts: WorkloadStateOptions) {
+    this.nodeName = opts.nodeName;
+    this.now = opts.now ?? Date.now;
+    const windowSize = opts.windowSize ?? 1000;
+    this.startup = new PodStartupTracker({ now: this.now, windowSize, maxTracked: opts.maxTracked ?? 2000, onPhase: opts.onPhase });
+    this.attach = new AttachLatencyTracker(windowSize, opts.maxTracked ?? 2000);
+  }
+
+  /** A watch listed (reason undefined) or failed (its reason stays until the next list). */
+  synced(part: Part, failure?: string): void {
+    if (failure === undefined) delete this.unsynced[part];
+    else this.unsynced[part] = failure;
+  }
+
+  podSeen(pod: unknown): void {
+    const view = podView(pod);
+    if (!view) return;
+    this.startup.observe(view);
+    const boundAt = this.startup.scheduledAt(view.uid);
+    if (view.terminal || view.reached.containersStarted !== undefined || view.reached.ready !== undefined) this.attach.podStarted(view.uid);
+    else if (boundAt !== undefined) this.attach.podBound(view.uid, boundAt, view.attachCandidates);
+  }
+
+  podDeleted(pod: unknown): void {
+    const uid = (pod as Obj | undefined)?.metadata?.uid;
+    if (typeof uid !== 'string') return;
+    this.startup.forget(uid);
+    this.attach.podDeleted(uid);
+  }
+
+  nodeSeen(node: unknown): void {
+    const status = (node as Obj | undefined)?.status as Obj | undefined;
+    const names = (list: unknown, pick: (x: any) => unknown): string[] =>
+      Array.isArray(list) ? list.map(pick).filter((n): n is string => typeof n === 'string').slice(0, MAX_VOLUME_NAMES) : [];
+    this.volumesAttached = names(status?.volumesAttached, (v) => v?.name);
+    this.volumesInUse = names(status?.volumesInUse, (v) => v);
+    this.attach.nodeVolumes(this.volumesAttached, this.now());
+  }
+
+  csiDriverSeen(driver: unknown, deleted = false): void {
+    const d = driver as Obj | undefined;
+    const name = d?.metadata?.name;
+    if (typeof name !== 'string') return;
+    if (deleted) { this.drivers.delete(name); return; }
+    const attach = d?.spec?.attachRequired;
+    this.drivers.set(name, { attachRequired: typeof attach === 'boolean' ? attach : null });
+    if (this.drivers.size > MAX_DRIVERS) this.drivers.delete(this.drivers.keys().next().value as string);
+  }
+
+  csiNodeSeen(csiNode: unknown, deleted = false): void {
+    const c = csiNode as Obj | undefined;
+    if (c?.metadata?.name !== this.nodeName) return;
+    const list = c?.spec?.drivers;
+    this.csiNodeDrivers = deleted ? null
+      : Array.isArray(list) ? list.map((x: Obj) => x?.name).filter((n): n is string => typeof n === 'string').slice(0, MAX_DRIVERS) : [];
+  }
+
+  snapshot(): WorkloadSnapshot {
+    const w = this.attach.window;
+    return {
+      nodeName: this.nodeName,
+      unsynced: { ...this.unsynced },
+      volumesAttached: [...this.volumesAttached],
+      volumesInUse: [...this.volumesInUse],
+      csiDrivers: Object.fromEntries(this.drivers),
+      csiNodeDrivers: this.csiNodeDrivers === null ? null : [...this.csiNodeDrivers],
+      attach: { samples: w.size, p50Ms: roundOrNull(w.percentile(50)), p90Ms: roundOrNull(w.percentile(90)), windowSize: w.capacity, drivers: this.attach.drivers() },
+      startup: Object.fromEntries(STARTUP_PHASES.map((p) => [p, this.startup.summary(p)])) as WorkloadSnapshot['startup'],
+      trackedPods: this.startup.tracked,
+    };
+  }
+}
+
+function roundOrNull(ms: number | null): number | null {
+  return ms === null ? null : Math.round(ms);
+}
