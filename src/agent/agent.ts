@@ -8,6 +8,8 @@ import type { Publisher } from './publisher.ts';
 export interface AgentDeps {
   scan(): Promise<Report>;
   watcher: NodeWatcher;
+  /** Further watches that run while the agent runs (the workload path: pods, CSIDriver, CSINode). */
+  background?: { start(): void; stop(): Promise<void> };
   publisher: Publisher;
   onReport?(report: Report, durationSeconds: number): void;
   onScanError?(): void;
@@ -63,6 +65,7 @@ export class Agent {
   /** Runs until stop() (resolves 0) or, with --once, after one publish (0) or giving up (1). */
   async run(): Promise<number> {
     this.deps.watcher.start();
+    this.deps.background?.start();
     try {
       if (!this.opts.once) await this.sleep(this.opts.startupJitterMs * this.opts.random());
       while (!this.stopper.signal.aborted) {
@@ -74,7 +77,7 @@ export class Agent {
       }
       return 0;
     } finally {
-      await this.deps.watcher.stop();
+      await Promise.all([this.deps.watcher.stop(), this.deps.background?.stop()]);
     }
   }
 

@@ -1,9 +1,10 @@
-// The agent's only door to kube-apiserver: one Node (read through a watch), merge patches of our
-// annotations, Event creation. Every request passes a small client-side token bucket and is
+// The agent's only door to kube-apiserver: its Node, the pods on it, CSIDriver objects and its
+// CSINode (each read through one ListWatch), merge patches of our annotations, Event creation. Every request passes a small client-side token bucket and is
 // counted by verb and code.
 import {
-  ApiException, CoreV1Api, KubeConfig, ListWatch, PatchStrategy, Watch,
-  setHeaderOptions, type CoreV1Event, type V1Node, type V1NodeList,
+  ApiException, CoreV1Api, KubeConfig, ListWatch, PatchStrategy, StorageV1Api, Watch,
+  setHeaderOptions, type CoreV1Event, type KubernetesListObject, type KubernetesObject,
+  type V1CSIDriver, type V1CSINode, type V1Node, type V1NodeList, type V1Pod,
 } from '@kubernetes/client-node';
 import type { AnnotationPatch } from '../publish/annotations.ts';
 import { TokenBucket } from './backoff.ts';
@@ -46,6 +47,7 @@ export function statusCodeOf(err: unknown): string {
 
 export class NodeApi {
   private readonly api: CoreV1Api;
+  private readonly storage: StorageV1Api;
   private readonly kc: KubeConfig;
   private readonly limiter: TokenBucket;
   private readonly count: CountRequest;
@@ -56,6 +58,7 @@ export class NodeApi {
     this.kc = kc;
     this.timeoutMs = timeoutMs;
     this.api = kc.makeApiClient(CoreV1Api);
+    this.storage = kc.makeApiClient(StorageV1Api);
     this.count = count;
     this.limiter = limiter;
   }
@@ -93,15 +96,39 @@ export class NodeApi {
     return this.call('create', () => this.api.createNamespacedEvent({ namespace, body: event }));
   }
 
-  /** One ListWatch on our own Node (field selector on the name); the only reads the agent makes. */
+  /** One ListWatch on our own Node (field selector on the name); no periodic GET. */
   watchNode(name: string, onList: (found: boolean) => void): ListWatch<V1Node> {
+    const fieldSelector = `metadata.name=${name}`;
+    return this.listWatch('/api/v1/nodes', fieldSelector, () => this.listNode(name), (list) => onList(list.items.length > 0));
+  }
+
+  /** The pods bound to this node: one ListWatch with fieldSelector spec.nodeName. */
+  watchPods(node: string, onList: () => void): ListWatch<V1Pod> {
+    const fieldSelector = `spec.nodeName=${node}`;
+    return this.listWatch('/api/v1/pods', fieldSelector, () => this.call('list', () => this.api.listPodForAllNamespaces({ fieldSelector })), onList);
+  }
+
+  /** All CSIDriver objects (cluster-scoped, a handful): one ListWatch, never a list per scan. */
+  watchCsiDrivers(onList: () => void): ListWatch<V1CSIDriver> {
+    return this.listWatch('/apis/storage.k8s.io/v1/csidrivers', undefined, () => this.call('list', () => this.storage.listCSIDriver()), onList);
+  }
+
+  /** This node's CSINode (same name as the Node). */
+  watchCsiNode(node: string, onList: () => void): ListWatch<V1CSINode> {
+    const fieldSelector = `metadata.name=${node}`;
+    return this.listWatch('/apis/storage.k8s.io/v1/csinodes', fieldSelector, () => this.call('list', () => this.storage.listCSINode({ fieldSelector })), onList);
+  }
+
+  private listWatch<T extends KubernetesObject, L extends KubernetesListObject<T>>(
+    path: string, fieldSelector: string | undefined, list: () => Promise<L>, onList: (list: L) => void,
+  ): ListWatch<T> {
     const watch = new CountingWatch(this.kc, this.count);
-    const list = async (): Promise<V1NodeList> => {
-      const result = await this.listNode(name);
-      onList(result.items.length > 0);
+    const listed = async (): Promise<L> => {
+      const result = await list();
+      onList(result);
       return result;
     };
-    return new ListWatch<V1Node>('/api/v1/nodes', watch, list, false, undefined, `metadata.name=${name}`);
+    return new ListWatch<T>(path, watch, listed, false, undefined, fieldSelector);
   }
 }
 

@@ -20,6 +20,7 @@ export class NodeWatcher {
   private stopped = false;
   private restartTimer: NodeJS.Timeout | undefined;
   private waiters: Waiter[] = [];
+  private readonly listeners: ((node: V1Node | undefined) => void)[] = [];
   lastError: unknown;
 
   constructor(source: NodeSource, name: string, log: (line: string) => void, policy: BackoffPolicy = DEFAULT_BACKOFF) {
@@ -47,6 +48,11 @@ export class NodeWatcher {
   /** The Node as last seen on the watch; undefined before the first LIST or if it does not exist. */
   current(): V1Node | undefined {
     return this.node;
+  }
+
+  /** Called with every version of the Node the watch delivers (undefined: listed, and it does not exist). */
+  subscribe(listener: (node: V1Node | undefined) => void): void {
+    this.listeners.push(listener);
   }
 
   hasListed(): boolean {
@@ -98,6 +104,7 @@ export class NodeWatcher {
   }
 
   private notify(): void {
+    for (const listener of this.listeners) listener(this.node);
     const ready = this.waiters.filter((w) => w.test(this.node));
     this.waiters = this.waiters.filter((w) => !ready.includes(w));
     for (const w of ready) w.resolve();

@@ -6,11 +6,15 @@ import { DEFAULT_BACKOFF, TokenBucket } from './backoff.ts';
 import { NodeApi, loadKubeConfig } from './kube.ts';
 import { NodeWatcher } from './node-watcher.ts';
 import { Publisher } from './publisher.ts';
+import { WorkloadWatcher } from './workload-watcher.ts';
+import { WorkloadState } from '../workload/state.ts';
+import type { WorkloadSnapshot } from '../workload/snapshot.ts';
 
 export interface WireOptions {
   kubeconfig: string | undefined;
   nodeName: string;
-  scan(): Promise<Report>;
+  /** One scan; `cluster` is what the watches know at that moment (pods, this Node, CSIDriver, CSINode). */
+  scan(cluster: WorkloadSnapshot): Promise<Report>;
   log(line: string): void;
   metrics?: AgentMetrics;
   /** Set for --dry-run: the patch and Events are printed here instead of sent. */
@@ -20,6 +24,8 @@ export interface WireOptions {
   agent?: Partial<AgentOptions>;
   /** Longest wait for the watch to deliver our own patch before the next diff. */
   ownWriteWaitMs?: number;
+  /** The watch-fed workload state (tests pass one with a fake clock); default: a new one on the wall clock. */
+  workload?: WorkloadState;
 }
 
 export function wireAgent(opts: WireOptions): Agent {
@@ -29,9 +35,14 @@ export function wireAgent(opts: WireOptions): Agent {
   const backoff = opts.agent?.backoff ?? DEFAULT_BACKOFF;
   const watcher = new NodeWatcher(api, opts.nodeName, opts.log, backoff);
   const publisher = new Publisher(api, (rv) => watcher.waitForResourceVersion(rv, opts.ownWriteWaitMs ?? 10_000), opts.dryRunOut);
+  const state = opts.workload ?? new WorkloadState({
+    nodeName: opts.nodeName, onPhase: (phase, seconds) => opts.metrics?.observePodPhase(phase, seconds),
+  });
+  watcher.subscribe((node) => { state.nodeSeen(node); state.synced('node'); });
   return new Agent({
-    scan: opts.scan,
+    scan: () => opts.scan(state.snapshot()),
     watcher,
+    background: new WorkloadWatcher(api, state, opts.log, backoff),
     publisher,
     log: opts.log,
     onReport: (report, seconds) => opts.metrics?.setReport(report, seconds, Date.now()),

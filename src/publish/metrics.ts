@@ -1,7 +1,7 @@
 // Prometheus metrics on a private registry. Every gauge derived from the report reads the cached
 // last report in collect(): a scrape never triggers a scan. Labels are bounded: rule ids come from
 // the finite rule set, components from a fixed list, info-label values are capped in length and count.
-import { Counter, Gauge, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
 import type { Fact } from '../facts/fact-set.ts';
 import type { Report } from '../report/types.ts';
 
@@ -26,7 +26,12 @@ export interface AgentMetrics {
   setReport(report: Report, durationSeconds: number, finishedAtMs: number): void;
   scanFailed(): void;
   countApiRequest(verb: string, code: string): void;
+  /** One pod's start-up phase on this node, as the pod watch observed it. */
+  observePodPhase(phase: string, seconds: number): void;
 }
+
+/** kubelet_pod_start_sli_duration_seconds' buckets, with sub-second ones for the short phases. */
+export const POD_PHASE_BUCKETS = [0.1, 0.25, 0.5, 1, 2, 3, 4, 5, 6, 8, 10, 20, 30, 45, 60, 120, 300, 600];
 
 function decided(fact: Fact | undefined): Fact['value'] | undefined {
   return fact === undefined || fact.unknown !== undefined ? undefined : fact.value;
@@ -117,6 +122,11 @@ export function createAgentMetrics(version: string): AgentMetrics {
     name: `${P}api_requests_total`, help: 'Requests this agent sent to kube-apiserver, by verb and HTTP code.',
     labelNames: ['verb', 'code'], registers: [registry],
   });
+  const podPhases = new Histogram({
+    name: `${P}pod_startup_phase_seconds`,
+    help: 'Pod start-up phases on this node as the pod watch observed them (scheduling, initialization, creation, readiness; total = creation to Ready).',
+    labelNames: ['phase'], buckets: POD_PHASE_BUCKETS, registers: [registry],
+  });
   let joined = false;
 
   return {
@@ -133,6 +143,7 @@ export function createAgentMetrics(version: string): AgentMetrics {
     },
     scanFailed: () => scanErrors.inc(),
     countApiRequest: (verb, code) => apiRequests.inc({ verb, code }),
+    observePodPhase: (phase, seconds) => podPhases.observe({ phase }, seconds),
   };
 }
 

@@ -47,6 +47,10 @@ export class WorkloadState {
     else this.unsynced[part] = failure;
   }
 
+  hasListed(part: Part): boolean {
+    return this.unsynced[part] === undefined;
+  }
+
   podSeen(pod: unknown): void {
     const view = podView(pod);
     if (!view) return;

@@ -4,6 +4,8 @@ import type { Agent, AgentOptions } from '../../src/agent/agent.ts';
 import { TokenBucket } from '../../src/agent/backoff.ts';
 import { wireAgent } from '../../src/agent/wire.ts';
 import type { AgentMetrics } from '../../src/publish/metrics.ts';
+import type { WorkloadSnapshot } from '../../src/workload/snapshot.ts';
+import type { WorkloadState } from '../../src/workload/state.ts';
 
 export const FAST: Partial<AgentOptions> = {
   intervalMs: 40, startupJitterMs: 0, nodeReadTimeoutMs: 2_000, backoff: { baseMs: 20, capMs: 200 },
@@ -16,22 +18,26 @@ export interface RunningAgent {
   scans: () => number;
 }
 
-/** Start an agent whose scan returns reportFor(scanNumber); stop it after `stopAfterScans` scans if given. */
+/** Start an agent whose scan returns reportFor(scanNumber, snapshot); stop it after `stopAfterScans` scans if given. */
 export function runAgent(
-  kubeconfig: string, reportFor: (scan: number) => Report,
-  opts: { agent?: Partial<AgentOptions>; stopAfterScans?: number; metrics?: AgentMetrics; dryRunOut?: NodeJS.WritableStream } = {},
+  kubeconfig: string, reportFor: (scan: number, cluster: WorkloadSnapshot) => Report | Promise<Report>,
+  opts: {
+    agent?: Partial<AgentOptions>; stopAfterScans?: number; metrics?: AgentMetrics; dryRunOut?: NodeJS.WritableStream;
+    workload?: WorkloadState;
+  } = {},
 ): RunningAgent {
   const logs: string[] = [];
   let scans = 0;
   let agent: Agent | undefined;
   agent = wireAgent({
     kubeconfig, nodeName: 'worker-1', log: (line) => logs.push(line), metrics: opts.metrics, dryRunOut: opts.dryRunOut,
+    ...(opts.workload ? { workload: opts.workload } : {}),
     limiter: new TokenBucket(1000, 1000), ownWriteWaitMs: 2_000, requestTimeoutMs: 500,
     agent: { ...FAST, ...opts.agent },
-    scan: async () => {
+    scan: async (cluster) => {
       scans += 1;
       if (opts.stopAfterScans !== undefined && scans >= opts.stopAfterScans) queueMicrotask(() => agent?.stop());
-      return reportFor(scans);
+      return reportFor(scans, cluster);
     },
   });
   return { agent, logs, result: agent.run(), scans: () => scans };

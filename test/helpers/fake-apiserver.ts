@@ -1,12 +1,13 @@
 // An in-process stand-in for kube-apiserver on 127.0.0.1, speaking the real wire format for what
 // the agent and `kubectl describe node` use: discovery, Nodes (list/get/watch/merge-patch), Events,
-// Pods. resourceVersion increments on every write; watches stream newline-delimited JSON events.
+// Pods, CSIDriver, CSINode (list/watch with field selectors, test/helpers/fake-collections.ts). resourceVersion increments on every write; watches stream newline-delimited JSON events.
 // Faults (409/429 with Retry-After/500/hang) are injected per method and path prefix.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { FakeCollection } from './fake-collections.ts';
 
 export interface RecordedRequest {
   method: string;
@@ -50,6 +51,16 @@ export class FakeApiServer {
   watchTimeoutMs = 0;
   private server: Server | undefined;
   port = 0;
+  private readonly versions = { next: () => this.nextRv(), current: () => String(this.rv), oldestWatchable: () => this.oldestWatchableRv };
+  /** Pods (namespaced; list/watch across namespaces with fieldSelector spec.nodeName), CSIDriver, CSINode. */
+  readonly pods = new FakeCollection('Pod', 'v1', this.versions);
+  readonly csiDrivers = new FakeCollection('CSIDriver', 'storage.k8s.io/v1', this.versions);
+  readonly csiNodes = new FakeCollection('CSINode', 'storage.k8s.io/v1', this.versions);
+  private readonly collections: Record<string, FakeCollection> = {
+    '/api/v1/pods': this.pods,
+    '/apis/storage.k8s.io/v1/csidrivers': this.csiDrivers,
+    '/apis/storage.k8s.io/v1/csinodes': this.csiNodes,
+  };
 
   addNode(name: string, annotations: Record<string, string> = {}): Obj {
     const node = {
@@ -102,6 +113,7 @@ export class FakeApiServer {
       w.res.end(`${JSON.stringify({ type: 'ERROR', object: status(410, 'Expired', 'too old resource version') })}\n`);
     }
     this.watchers.clear();
+    for (const c of Object.values(this.collections)) c.expire();
   }
 
   async start(): Promise<void> {
@@ -112,6 +124,7 @@ export class FakeApiServer {
 
   async stop(): Promise<void> {
     for (const w of this.watchers) w.res.end();
+    for (const c of Object.values(this.collections)) c.close();
     for (const res of this.hung) res.destroy();
     this.server?.closeAllConnections();
     await new Promise<void>((resolve) => this.server?.close(() => resolve()));
@@ -181,7 +194,8 @@ export class FakeApiServer {
     if (method === 'GET' && (path === '/api/v1/events' || /^\/api\/v1\/namespaces\/[^/]+\/events$/.test(path))) {
       return send(res, 200, { kind: 'EventList', apiVersion: 'v1', metadata: { resourceVersion: String(this.rv) }, items: this.matchEvents(url) });
     }
-    if (method === 'GET' && path === '/api/v1/pods') return send(res, 200, { kind: 'PodList', apiVersion: 'v1', metadata: { resourceVersion: String(this.rv) }, items: [] });
+    const collection = this.collections[path];
+    if (method === 'GET' && collection) return collection.listOrWatch(url, res, send);
     send(res, 404, status(404, 'NotFound', `the server could not find the requested resource (${method} ${path})`));
   }
 

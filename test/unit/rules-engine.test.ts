@@ -110,3 +110,11 @@ test('score: weight × severity points per failure, half for unknown; grades by 
   assert.deepEqual([90, 89, 70, 60, 59].map(gradeOf), ['A', 'B', 'C', 'D', 'F']);
   assert.deepEqual(parseVersion('v1.30.2+k3s1'), [1, 30, 2]);
 });
+
+test('{{params.name[fact]}} renders the param chosen by the fact value; unknown fact or no such param gives ?', () => {
+  const params = { governedBy_creation: 'cpu-governor, kernel-tick-rate', governedBy_scheduling: 'scheduler-api-qps' };
+  const template = 'largest: {{phase}}, see {{params.governedBy[phase]}}';
+  assert.equal(renderTemplate(template, facts({ phase: 'creation' }), params), 'largest: creation, see cpu-governor, kernel-tick-rate');
+  assert.equal(renderTemplate(template, facts({ phase: 'UNKNOWN' }), params), 'largest: ?, see ?');
+  assert.equal(renderTemplate(template, facts({ phase: 'readiness' }), params), 'largest: readiness, see ?');
+});

@@ -105,3 +105,9 @@ test('YAML that only fails when converted (an alias before its anchor) is an err
   assert.equal(errors.length, 1);
   assert.match(errors[0] as string, /^rules\/custom\.yaml:1:1: Unresolved alias/);
 });
+
+test('{{params.name[fact]}} needs at least one param name_<value>', async (t) => {
+  const errors = await lintText(t, header + goodRule.replace(/message: .*/, 'message: "see {{params.governedBy[kernel.hz]}}"'));
+  assert.equal(errors.length, 1);
+  assert.match(errors[0] ?? '', /uses \{\{params\.governedBy\[…\]\}\}, but the rule defines no param named governedBy_<value>/);
+});

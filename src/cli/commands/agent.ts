@@ -5,6 +5,7 @@ import { DEFAULT_METRICS_ADDR, parseListenAddress, startMetricsServer } from '..
 import { ProbeSchedule, type ProbeInterval } from '../../agent/probe-schedule.ts';
 import { wireAgent } from '../../agent/wire.ts';
 import type { Report } from '../../report/types.ts';
+import type { WorkloadSnapshot } from '../../workload/snapshot.ts';
 import { createAgentMetrics } from '../../publish/metrics.ts';
 import { runScan } from '../../scan.ts';
 import { EXIT_OK, UsageError, listFlag, parseFlags, type Io } from '../io.ts';
@@ -26,11 +27,12 @@ Flags:
   --no-bundled-rules     use only the --rules given
   --probe-interval DUR   etcd fsync probe (22 MiB of writes in etcd's data dir): off, auto or a
                          duration (default auto: off on workers, 6h on control-plane nodes)
-  --dry-run              print the merge patch and Events instead of sending them (reads the Node only)
+  --dry-run              print the merge patch and Events instead of sending them (only reads)
   --once                 one scan and one publish, then exit (0 published, 1 gave up after retries)
   -h, --help             this help
 
-API use: one LIST and one watch of this Node (fieldSelector metadata.name=NAME), no periodic GET;
+API use: one LIST and one watch each of this Node (fieldSelector metadata.name=NAME), the pods on it
+(fieldSelector spec.nodeName=NAME), CSIDriver objects and this node's CSINode; no periodic GET or LIST;
 writes only on change; client limit 1 request/s, burst 5; 429 honours Retry-After; errors back off
 exponentially (1 s … 5 min, jittered). Deploy-free try-out: agent --kubeconfig ~/.kube/config --node-name N --dry-run --once
 `;
@@ -83,9 +85,10 @@ export async function agentCommand(args: string[], io: Io): Promise<number> {
   const metrics = createAgentMetrics(version());
   const probes = new ProbeSchedule(probeInterval);
   let previous: Report | undefined;
-  const scan = async (): Promise<Report> => {
+  const scan = async (cluster: WorkloadSnapshot): Promise<Report> => {
     const collectors = probes.collectorsFor(previous);
     previous = await runScan({
+      cluster,
       hostRoot: values['host-root'] as string,
       ruleLocations: listFlag(values.rules),
       bundledRules: !values['no-bundled-rules'],

@@ -1,0 +1,117 @@
+// Generic object collections for the apiserver stand-in (pods, CSIDriver, CSINode): LIST and watch
+// with field selectors (a=b, a==b, a!=b on dotted paths, comma = and), newline-delimited JSON watch
+// events, 410 for a resourceVersion older than the server's oldest watchable one.
+import type { ServerResponse } from 'node:http';
+
+type Obj = Record<string, any>;
+
+export interface Versions {
+  next(): string;
+  current(): string;
+  oldestWatchable(): number;
+}
+
+interface CollectionWatcher {
+  res: ServerResponse;
+  selector: string;
+}
+
+export function fieldOf(obj: Obj, path: string): string {
+  const value = path.split('.').reduce((o: any, k) => o?.[k], obj);
+  return value === undefined || value === null ? '' : String(value);
+}
+
+export function matchesFieldSelector(obj: Obj, selector: string): boolean {
+  return selector.split(',').filter(Boolean).every((term) => {
+    const m = /^([^!=]+)(!=|==|=)(.*)$/.exec(term);
+    if (!m) return false;
+    const actual = fieldOf(obj, m[1] as string);
+    return m[2] === '!=' ? actual !== m[3] : actual === m[3];
+  });
+}
+
+export class FakeCollection {
+  readonly kind: string;
+  readonly apiVersion: string;
+  private readonly versions: Versions;
+  private readonly objects = new Map<string, Obj>();
+  private readonly watchers = new Set<CollectionWatcher>();
+
+  constructor(kind: string, apiVersion: string, versions: Versions) {
+    this.kind = kind;
+    this.apiVersion = apiVersion;
+    this.versions = versions;
+  }
+
+  get size(): number {
+    return this.objects.size;
+  }
+
+  get watching(): number {
+    return this.watchers.size;
+  }
+
+  /** Create or replace (ADDED / MODIFIED); a fresh resourceVersion each time. */
+  upsert(obj: Obj): Obj {
+    const key = keyOf(obj);
+    const type = this.objects.has(key) ? 'MODIFIED' : 'ADDED';
+    const stored = { kind: this.kind, apiVersion: this.apiVersion, ...obj, metadata: { ...obj.metadata, resourceVersion: this.versions.next() } };
+    this.objects.set(key, stored);
+    this.broadcast(type, stored);
+    return stored;
+  }
+
+  remove(name: string, namespace?: string): void {
+    const key = namespace ? `${namespace}/${name}` : name;
+    const obj = this.objects.get(key);
+    if (!obj) return;
+    this.objects.delete(key);
+    this.broadcast('DELETED', { ...obj, metadata: { ...obj.metadata, resourceVersion: this.versions.next() } });
+  }
+
+  get(name: string, namespace?: string): Obj | undefined {
+    return this.objects.get(namespace ? `${namespace}/${name}` : name);
+  }
+
+  listOrWatch(url: URL, res: ServerResponse, send: (res: ServerResponse, code: number, body: unknown) => void): void {
+    const selector = url.searchParams.get('fieldSelector') ?? '';
+    if (url.searchParams.get('watch') !== 'true') {
+      const items = [...this.objects.values()].filter((o) => matchesFieldSelector(o, selector));
+      return send(res, 200, { kind: `${this.kind}List`, apiVersion: this.apiVersion, metadata: { resourceVersion: this.versions.current() }, items });
+    }
+    res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
+    const from = Number(url.searchParams.get('resourceVersion') ?? '0');
+    if (from > 0 && from < this.versions.oldestWatchable()) {
+      res.end(`${JSON.stringify({ type: 'ERROR', object: { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Expired', code: 410, message: `too old resource version: ${from}` } })}\n`);
+      return;
+    }
+    const watcher = { res, selector };
+    this.watchers.add(watcher);
+    res.on('close', () => this.watchers.delete(watcher));
+    res.flushHeaders();
+  }
+
+  /** Every open watch gets ERROR 410 and is closed. */
+  expire(): void {
+    for (const w of this.watchers) {
+      w.res.end(`${JSON.stringify({ type: 'ERROR', object: { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Expired', code: 410, message: 'too old resource version' } })}\n`);
+    }
+    this.watchers.clear();
+  }
+
+  close(): void {
+    for (const w of this.watchers) w.res.end();
+    this.watchers.clear();
+  }
+
+  private broadcast(type: string, object: Obj): void {
+    for (const w of this.watchers) {
+      if (matchesFieldSelector(object, w.selector)) w.res.write(`${JSON.stringify({ type, object })}\n`);
+    }
+  }
+}
+
+function keyOf(obj: Obj): string {
+  const ns = obj.metadata?.namespace;
+  return ns ? `${ns}/${obj.metadata.name}` : obj.metadata.name;
+}

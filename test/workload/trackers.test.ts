@@ -1,0 +1,131 @@
+// The start-up and attach trackers on their own, with an injectable clock: milestone timing (watch
+// time vs the API's whole-second stamps), attribution of attaches, and the bounds of their memory.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { WorkloadState } from '../../src/workload/state.ts';
+import { podView } from '../../src/workload/pod-view.ts';
+import { SampleWindow } from '../../src/workload/window.ts';
+import { EMPTY_DIR, PVC, csiName, podObject } from '../helpers/pods.ts';
+
+const T0 = Date.parse('2026-12-01T10:00:00.500Z');
+
+function clocked(opts: { windowSize?: number; maxTracked?: number } = {}) {
+  const clock = { now: T0 };
+  const phases: [string, number][] = [];
+  const state = new WorkloadState({ nodeName: 'worker-1', now: () => clock.now, onPhase: (p, s) => phases.push([p, s]), ...opts });
+  return { clock, state, phases };
+}
+
+test('phases of a pod followed live use the watch time, creation the API stamp', () => {
+  const { clock, state, phases } = clocked();
+  const created = T0 - 300;
+  state.podSeen(podObject('a', { createdAt: created, scheduledAt: T0 }));
+  clock.now = T0 + 200;
+  state.podSeen(podObject('a', { createdAt: created, scheduledAt: T0, initializedAt: clock.now }));
+  clock.now = T0 + 1700;
+  state.podSeen(podObject('a', { createdAt: created, scheduledAt: T0, initializedAt: T0 + 200, startedAt: clock.now }));
+  clock.now = T0 + 2100;
+  state.podSeen(podObject('a', { createdAt: created, scheduledAt: T0, initializedAt: T0 + 200, startedAt: T0 + 1700, readyAt: clock.now }));
+  assert.deepEqual(phases, [['scheduling', 0.5], ['initialization', 0.2], ['creation', 1.5], ['readiness', 0.4], ['total', 2.6]]);
+  const summary = state.snapshot().startup;
+  assert.equal(summary.total.p99Ms, 2600);
+  assert.equal(summary.creation.samples, 1);
+});
+
+test('a pod first seen long after its transitions (listed at agent start) uses the API stamps', () => {
+  const { clock, state, phases } = clocked();
+  const c = T0 - 60_000;
+  clock.now = T0;
+  state.podSeen(podObject('old', { createdAt: c, scheduledAt: c + 4_000, initializedAt: c + 4_000, startedAt: c + 9_000 }));
+  clock.now = T0 + 1_000;
+  state.podSeen(podObject('old', { createdAt: c, scheduledAt: c + 4_000, initializedAt: c + 4_000, startedAt: c + 9_000, readyAt: T0 + 1_000 }));
+  // API stamps are whole seconds (09:59:00, :04, :09); Ready was watched live at 10:00:01.5.
+  assert.deepEqual(Object.fromEntries(phases), { scheduling: 4, initialization: 0, creation: 5, readiness: 52.5, total: 61.5 });
+});
+
+test('pods already ready when first seen, mirror pods and finished pods give no sample', () => {
+  const { state, phases } = clocked();
+  state.podSeen(podObject('ready', { createdAt: T0 - 9000, scheduledAt: T0 - 9000, initializedAt: T0 - 9000, startedAt: T0 - 8000, readyAt: T0 - 7000 }));
+  state.podSeen(podObject('mirror', { createdAt: T0, annotations: { 'kubernetes.io/config.mirror': 'abc' } }));
+  state.podSeen(podObject('job', { createdAt: T0, scheduledAt: T0, phase: 'Succeeded' }));
+  state.podSeen({ metadata: { name: 'no-uid' } });
+  assert.deepEqual(phases, []);
+  assert.equal(state.startup.tracked, 0);
+});
+
+test('a new attached volume goes to the earliest-bound waiting pod; a pod without volumes never gets one', () => {
+  const { clock, state } = clocked();
+  state.nodeSeen({ status: { volumesAttached: [{ name: csiName('ebs.csi.aws.com', 'vol-old'), devicePath: '' }] } });
+  state.podSeen(podObject('plain', { createdAt: T0 - 100, scheduledAt: T0, volumes: [EMPTY_DIR] }));
+  clock.now = T0 + 1000;
+  state.podSeen(podObject('pvc', { createdAt: T0 + 900, scheduledAt: T0 + 1000, volumes: [PVC('data-pvc')] }));
+  clock.now = T0 + 12_000;
+  state.nodeSeen({ status: { volumesAttached: [{ name: csiName('ebs.csi.aws.com', 'vol-old') }, { name: csiName('driver.longhorn.io', 'pvc-1') }] } });
+  clock.now = T0 + 13_000;
+  state.nodeSeen({ status: { volumesAttached: [{ name: csiName('driver.longhorn.io', 'pvc-1') }, { name: csiName('driver.longhorn.io', 'pvc-2') }] } });
+  const { attach } = state.snapshot();
+  assert.equal(attach.samples, 1, 'the second new volume found no waiting pod: "plain" has no volume that attaches');
+  assert.equal(attach.p90Ms, 11_000);
+  assert.deepEqual(attach.drivers, ['driver.longhorn.io']);
+  state.podSeen(podObject('pvc', { createdAt: T0 + 900, scheduledAt: T0 + 1000, initializedAt: T0 + 1000, volumes: [PVC('data-pvc')] }));
+  clock.now = T0 + 14_000;
+  state.nodeSeen({ status: { volumesAttached: [{ name: csiName('driver.longhorn.io', 'pvc-3') }] } });
+  assert.equal(state.snapshot().attach.samples, 1, 'a pod whose one volume was attached does not wait again on a later update');
+});
+
+test('a PVC on a no-attach driver (NFS): containers start, the pod stops waiting, no sample', () => {
+  const { clock, state } = clocked();
+  state.nodeSeen({ status: {} });
+  state.podSeen(podObject('nfs', { createdAt: T0, scheduledAt: T0, volumes: [PVC('nfs-claim')] }));
+  clock.now = T0 + 2000;
+  state.podSeen(podObject('nfs', { createdAt: T0, scheduledAt: T0, initializedAt: T0, startedAt: T0 + 2000, volumes: [PVC('nfs-claim')] }));
+  state.nodeSeen({ status: { volumesAttached: [{ name: csiName('driver.longhorn.io', 'someone-else') }] } });
+  assert.equal(state.snapshot().attach.samples, 0);
+  assert.equal(state.attach.waitingPods, 0);
+});
+
+test('10 000 pods through the window: samples, tracked pods and waiting pods stay within their bounds', () => {
+  const { clock, state } = clocked({ windowSize: 500, maxTracked: 300 });
+  state.nodeSeen({ status: {} });
+  for (let i = 0; i < 10_000; i++) {
+    const t = T0 + i * 1000;
+    clock.now = t;
+    state.podSeen(podObject(`p${i}`, { createdAt: t - 400, scheduledAt: t, volumes: [PVC(`c${i}`)] }));
+    if (i % 3 === 0) continue; // a third never start and are never deleted: only the cap removes them
+    clock.now = t + 11_000;
+    state.nodeSeen({ status: { volumesAttached: [{ name: csiName('driver.longhorn.io', `pvc-${i}`) }] } });
+    clock.now = t + 12_000;
+    state.podSeen(podObject(`p${i}`, { createdAt: t - 400, scheduledAt: t, initializedAt: t, startedAt: t + 12_000, readyAt: t + 12_000, volumes: [PVC(`c${i}`)] }));
+  }
+  const snap = state.snapshot();
+  assert.equal(snap.startup.total.samples, 500);
+  assert.equal(state.startup.windows.total.total, 6666, 'every finished pod was counted once');
+  assert.ok(snap.trackedPods <= 300, `tracked ${snap.trackedPods}`);
+  assert.ok(state.attach.waitingPods <= 300);
+  assert.equal(snap.attach.samples, 500);
+});
+
+test('the window keeps the newest samples and ignores non-finite ones', () => {
+  const w = new SampleWindow(3);
+  for (const v of [1, 2, 3, 4, Number.NaN, 5]) w.push(v);
+  assert.equal(w.size, 3);
+  assert.equal(w.percentile(50), 4);
+  assert.equal(w.percentile(100), 5);
+  assert.throws(() => new SampleWindow(0), /positive integer/);
+});
+
+test('garbage pods, nodes and CSI objects never throw', () => {
+  const { state } = clocked();
+  fc.assert(fc.property(fc.anything(), fc.anything(), (a, b) => {
+    podView(a);
+    state.podSeen(a);
+    state.podSeen({ metadata: { uid: 'x', creationTimestamp: a }, status: b, spec: a });
+    state.nodeSeen(a);
+    state.nodeSeen({ status: { volumesAttached: a, volumesInUse: b } });
+    state.csiDriverSeen(a);
+    state.csiNodeSeen({ metadata: { name: 'worker-1' }, spec: { drivers: a } });
+    state.podDeleted(a);
+    state.snapshot();
+  }), { numRuns: 300 });
+});
