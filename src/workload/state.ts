@@ -28,6 +28,8 @@ export class WorkloadState {
   private csiNodeDrivers: string[] | null = null;
   private volumesAttached: string[] = [];
   private volumesInUse: string[] = [];
+  /** resourceVersion of the last pod delivered (tests wait on it). */
+  lastPodVersion: string | undefined;
   private readonly unsynced: WorkloadSnapshot['unsynced'] = {
     pods: 'the pod watch has not listed yet', csiDrivers: 'the CSIDriver watch has not listed yet',
     csiNode: 'the CSINode watch has not listed yet', node: 'the Node watch has not listed yet',
@@ -52,6 +54,7 @@ export class WorkloadState {
   }
 
   podSeen(pod: unknown): void {
+    this.lastPodVersion = (pod as Obj | undefined)?.metadata?.resourceVersion;
     const view = podView(pod);
     if (!view) return;
     this.startup.observe(view);

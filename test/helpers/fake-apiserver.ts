@@ -94,6 +94,10 @@ export class FakeApiServer {
     for (const fault of faults) this.faults.push({ method, prefix: pathPrefix, fault });
   }
 
+  clearFaults(): void {
+    this.faults.length = 0;
+  }
+
   count(method: string, pathPrefix = '/', filter: (r: RecordedRequest) => boolean = () => true): number {
     return this.requests.filter((r) => r.method === method && r.path.startsWith(pathPrefix) && filter(r)).length;
   }

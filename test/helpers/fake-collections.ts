@@ -36,6 +36,9 @@ export class FakeCollection {
   private readonly versions: Versions;
   private readonly objects = new Map<string, Obj>();
   private readonly watchers = new Set<CollectionWatcher>();
+  /** Recent events, replayed to a watch that starts from an older resourceVersion (as etcd's watch cache does). */
+  private readonly history: { type: string; object: Obj }[] = [];
+  static readonly HISTORY = 20_000;
 
   constructor(kind: string, apiVersion: string, versions: Versions) {
     this.kind = kind;
@@ -89,6 +92,9 @@ export class FakeCollection {
     this.watchers.add(watcher);
     res.on('close', () => this.watchers.delete(watcher));
     res.flushHeaders();
+    for (const event of this.history) {
+      if (Number(event.object.metadata.resourceVersion) > from && matchesFieldSelector(event.object, selector)) res.write(`${JSON.stringify(event)}\n`);
+    }
   }
 
   /** Every open watch gets ERROR 410 and is closed. */
@@ -105,6 +111,8 @@ export class FakeCollection {
   }
 
   private broadcast(type: string, object: Obj): void {
+    this.history.push({ type, object });
+    if (this.history.length > FakeCollection.HISTORY) this.history.splice(0, this.history.length - FakeCollection.HISTORY);
     for (const w of this.watchers) {
       if (matchesFieldSelector(object, w.selector)) w.res.write(`${JSON.stringify({ type, object })}\n`);
     }
