@@ -38,7 +38,7 @@ export class FakeCollection {
   private readonly watchers = new Set<CollectionWatcher>();
   /** Recent events, replayed to a watch that starts from an older resourceVersion (as etcd's watch cache does). */
   private readonly history: { type: string; object: Obj }[] = [];
-  static readonly HISTORY = 20_000;
+  historyLimit = 20_000;
 
   constructor(kind: string, apiVersion: string, versions: Versions) {
     this.kind = kind;
@@ -112,7 +112,7 @@ export class FakeCollection {
 
   private broadcast(type: string, object: Obj): void {
     this.history.push({ type, object });
-    if (this.history.length > FakeCollection.HISTORY) this.history.splice(0, this.history.length - FakeCollection.HISTORY);
+    if (this.history.length > this.historyLimit) this.history.splice(0, this.history.length - this.historyLimit);
     for (const w of this.watchers) {
       if (matchesFieldSelector(object, w.selector)) w.res.write(`${JSON.stringify({ type, object })}\n`);
     }
