@@ -51,7 +51,7 @@ export class FakeApiServer {
   watchTimeoutMs = 0;
   private server: Server | undefined;
   port = 0;
-  private readonly versions = { next: () => this.nextRv(), current: () => String(this.rv), oldestWatchable: () => this.oldestWatchableRv };
+  private readonly versions = { next: () => this.nextRv(), current: () => String(this.rv), oldestWatchable: () => this.oldestWatchableRv, watchTimeoutMs: () => this.watchTimeoutMs };
   /** Pods (namespaced; list/watch across namespaces with fieldSelector spec.nodeName), CSIDriver, CSINode. */
   readonly pods = new FakeCollection('Pod', 'v1', this.versions);
   readonly csiDrivers = new FakeCollection('CSIDriver', 'storage.k8s.io/v1', this.versions);

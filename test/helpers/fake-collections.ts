@@ -9,6 +9,8 @@ export interface Versions {
   next(): string;
   current(): string;
   oldestWatchable(): number;
+  /** Close each watch after this long (kube-apiserver's 30–60 min); 0 = never. */
+  watchTimeoutMs(): number;
 }
 
 interface CollectionWatcher {
@@ -90,7 +92,9 @@ export class FakeCollection {
     }
     const watcher = { res, selector };
     this.watchers.add(watcher);
-    res.on('close', () => this.watchers.delete(watcher));
+    const limit = this.versions.watchTimeoutMs();
+    const timeout = limit > 0 ? setTimeout(() => res.end(), limit) : undefined;
+    res.on('close', () => { clearTimeout(timeout); this.watchers.delete(watcher); });
     res.flushHeaders();
     for (const event of this.history) {
       if (Number(event.object.metadata.resourceVersion) > from && matchesFieldSelector(event.object, selector)) res.write(`${JSON.stringify(event)}\n`);
