@@ -21,6 +21,7 @@ export class NodeWatcher {
   private restartTimer: NodeJS.Timeout | undefined;
   private waiters: Waiter[] = [];
   private readonly listeners: ((node: V1Node | undefined) => void)[] = [];
+  private readonly failureListeners: ((reason: string) => void)[] = [];
   lastError: unknown;
 
   constructor(source: NodeSource, name: string, log: (line: string) => void, policy: BackoffPolicy = DEFAULT_BACKOFF) {
@@ -53,6 +54,11 @@ export class NodeWatcher {
   /** Called with every version of the Node the watch delivers (undefined: listed, and it does not exist). */
   subscribe(listener: (node: V1Node | undefined) => void): void {
     this.listeners.push(listener);
+  }
+
+  /** Called with a readable reason whenever the LIST or watch fails. */
+  onFailure(listener: (reason: string) => void): void {
+    this.failureListeners.push(listener);
   }
 
   hasListed(): boolean {
@@ -113,6 +119,7 @@ export class NodeWatcher {
   private failed(err: unknown): void {
     this.lastError = err;
     if (this.stopped) return;
+    for (const listener of this.failureListeners) listener(`cannot list or watch node ${this.name}: ${describeError(err)}`);
     this.failures += 1;
     const delay = retryDelay(err, this.failures, this.policy);
     this.log(`watch on node ${this.name} failed (${describeError(err)}); retrying in ${(delay / 1000).toFixed(1)} s`);

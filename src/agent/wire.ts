@@ -1,7 +1,7 @@
 // Assembles the agent from its parts; shared by the CLI command and the tests.
 import type { Report } from '../report/types.ts';
 import type { AgentMetrics } from '../publish/metrics.ts';
-import { Agent, type AgentOptions } from './agent.ts';
+import { Agent, DEFAULT_AGENT_OPTIONS, type AgentOptions } from './agent.ts';
 import { DEFAULT_BACKOFF, TokenBucket } from './backoff.ts';
 import { NodeApi, loadKubeConfig } from './kube.ts';
 import { NodeWatcher } from './node-watcher.ts';
@@ -39,8 +39,13 @@ export function wireAgent(opts: WireOptions): Agent {
     nodeName: opts.nodeName, onPhase: (phase, seconds) => opts.metrics?.observePodPhase(phase, seconds),
   });
   watcher.subscribe((node) => { state.nodeSeen(node); state.synced('node'); });
+  watcher.onFailure((reason) => { if (!state.hasListed('node')) state.synced('node', reason); });
   return new Agent({
-    scan: () => opts.scan(state.snapshot()),
+    // The first scan waits (bounded) for the watches' first LIST, so it does not report "not listed yet".
+    scan: async () => {
+      await state.settledOrTimeout(opts.agent?.nodeReadTimeoutMs ?? DEFAULT_AGENT_OPTIONS.nodeReadTimeoutMs);
+      return opts.scan(state.snapshot());
+    },
     watcher,
     background: new WorkloadWatcher(api, state, opts.log, backoff),
     publisher,

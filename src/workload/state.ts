@@ -17,6 +17,7 @@ export interface WorkloadStateOptions {
 }
 
 const MAX_DRIVERS = 500;
+const PARTS = 4;
 const MAX_VOLUME_NAMES = 1000;
 
 export class WorkloadState {
@@ -28,6 +29,8 @@ export class WorkloadState {
   private csiNodeDrivers: string[] | null = null;
   private volumesAttached: string[] = [];
   private volumesInUse: string[] = [];
+  private readonly settled = new Set<Part>();
+  private readonly waiters: (() => void)[] = [];
   /** resourceVersion of the last pod delivered (tests wait on it). */
   lastPodVersion: string | undefined;
   private readonly unsynced: WorkloadSnapshot['unsynced'] = {
@@ -47,6 +50,24 @@ export class WorkloadState {
   synced(part: Part, failure?: string): void {
     if (failure === undefined) delete this.unsynced[part];
     else this.unsynced[part] = failure;
+    this.settled.add(part);
+    if (this.settled.size === PARTS) for (const resolve of this.waiters.splice(0)) resolve();
+  }
+
+  /** Resolves once every watch has listed or failed once, or after timeoutMs (the first scan waits for it). */
+  settledOrTimeout(timeoutMs: number): Promise<void> {
+    if (this.settled.size === PARTS) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, timeoutMs);
+      const waiters = this.waiters;
+      function done(): void {
+        clearTimeout(timer);
+        const i = waiters.indexOf(done);
+        if (i >= 0) waiters.splice(i, 1);
+        resolve();
+      }
+      waiters.push(done);
+    });
   }
 
   hasListed(part: Part): boolean {

@@ -181,3 +181,36 @@ test('a forbidden pod list (RBAC missing) leaves the start-up facts unknown with
   await until('recovery', () => reports.at(-1)?.facts['pods.startup.samples']?.value === 0);
   assert.equal(state.hasListed('pods'), true);
 });
+
+test('watch expiry (410) mid-start-up: the pods are re-listed and the pod is counted once', async (t) => {
+  const c = await cluster(t);
+  const p = { createdAt: T0 - 500, volumes: [PVC('data-x')] };
+  await step(c, T0, 'x', { ...p, scheduledAt: T0 });
+  c.server.expireWatches();
+  await attach(c, T0 + 4_000, [csiName(LONGHORN, 'pvc-x')]);
+  c.clock.now = T0 + 5_000;
+  c.server.pods.upsert(podObject('x', { ...p, scheduledAt: T0, initializedAt: T0, startedAt: T0 + 5_000, readyAt: T0 + 5_000 }));
+  await until('the re-listed pod', () => c.state.startup.windows.total.size === 1);
+  assert.equal(c.server.count('GET', '/api/v1/pods', (r) => r.path === '/api/v1/pods' && r.query.get('watch') !== 'true'), 2, 'LIST again after 410');
+  assert.equal(c.state.snapshot().attach.p50Ms, 4_000);
+  assert.equal(c.state.startup.windows.total.percentile(100), 5_500);
+  await new Promise((r) => setTimeout(r, 100));
+  assert.equal(c.state.startup.windows.total.total, 1, 'later events for the finished pod add nothing');
+});
+
+test('--once: the only scan waits for the watches, so its workload facts are decided, not "not listed yet"', async (t) => {
+  const server = new FakeApiServer();
+  await server.start();
+  t.after(() => server.stop());
+  server.addNode('worker-1');
+  server.csiDrivers.upsert(csiDriver(LONGHORN));
+  server.csiNodes.upsert(csiNode('worker-1', [LONGHORN]));
+  server.inject('GET', '/apis/storage.k8s.io/v1/csidrivers', { status: 200, delayMs: 300 });
+  const reports: Report[] = [];
+  const run = runAgent(server.writeKubeconfig(), async (_, snap) => { const r = await scanWith(snap); reports.push(r); return r; }, { agent: { once: true } });
+  assert.equal(await run.result, 0);
+  assert.equal(reports.length, 1);
+  assert.equal(reports[0]?.facts['pods.startup.samples']?.value, 0);
+  // The host's plugins_registry also has nfs.csi.k8s.io, and this cluster has no CSIDriver for it: missing means attach.
+  assert.deepEqual(reports[0]?.facts['volumes.attachDrivers']?.value, [LONGHORN, NFS]);
+});

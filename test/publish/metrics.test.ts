@@ -74,6 +74,8 @@ test('metric names and help pass promtool check metrics', async (t) => {
   const metrics = createAgentMetrics('0.1.0');
   metrics.setReport(reportWithFacts(), 0.1, Date.now());
   metrics.countApiRequest('watch', '200');
+  metrics.observePodPhase('creation', 17.3);
+  metrics.observePodPhase('total', 18.5);
   const text = await metrics.registry.metrics();
   const child = execFile(promtool, ['check', 'metrics']);
   const done = new Promise<{ code: number | null; out: string }>((resolve) => {

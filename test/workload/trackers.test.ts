@@ -129,3 +129,21 @@ test('garbage pods, nodes and CSI objects never throw', () => {
     state.snapshot();
   }), { numRuns: 300 });
 });
+
+test('settledOrTimeout waits for every watch to list or fail once, or gives up after the timeout', async () => {
+  const { state } = clocked();
+  let settled = false;
+  const waiting = state.settledOrTimeout(5_000).then(() => { settled = true; });
+  state.synced('pods');
+  state.synced('node');
+  state.synced('csiNode', 'cannot list or watch CSINode worker-1: HTTP 403');
+  await new Promise((r) => setImmediate(r));
+  assert.equal(settled, false, 'CSIDriver has not answered yet');
+  state.synced('csiDrivers');
+  await waiting;
+  assert.equal(state.snapshot().unsynced.csiNode, 'cannot list or watch CSINode worker-1: HTTP 403');
+  const fresh = clocked().state;
+  const started = performance.now();
+  await fresh.settledOrTimeout(30);
+  assert.ok(performance.now() - started >= 25, 'timed out rather than resolving early');
+});
