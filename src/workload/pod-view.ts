@@ -41,7 +41,9 @@ function containersStarted(status: Obj | undefined, expected: number): number | 
   let latest = -Infinity;
   for (const cs of list as Obj[]) {
     const running = cs?.state?.running;
-    if (cs?.started === false || (cs?.started === undefined && !running)) return undefined;
+    // started: true after postStart and the startup probe; null counts as false; absent (before 1.16): running.
+    const started = cs?.started === true || (cs?.started === undefined && Boolean(running));
+    if (!started) return undefined;
     latest = Math.max(latest, timeMs(running?.startedAt) ?? Number.NaN);
   }
   return latest;

@@ -147,3 +147,16 @@ test('settledOrTimeout waits for every watch to list or fail once, or gives up a
   await fresh.settledOrTimeout(30);
   assert.ok(performance.now() - started >= 25, 'timed out rather than resolving early');
 });
+
+test('containers count as started only with started=true (null is false), or running on clusters without the field', () => {
+  const base = podObject('c', { createdAt: T0, scheduledAt: T0, initializedAt: T0, startedAt: T0 + 1000 });
+  const status = (cs: Record<string, unknown>) => ({ ...base, status: { ...base.status, containerStatuses: [{ name: 'app', ...cs }] } });
+  const running = { running: { startedAt: '2026-12-01T10:00:01Z' } };
+  assert.equal(podView(status({ started: true, state: running }))?.reached.containersStarted, Date.parse('2026-12-01T10:00:01Z'));
+  assert.equal(podView(status({ started: null, state: running }))?.reached.containersStarted, undefined);
+  assert.equal(podView(status({ started: false, state: running }))?.reached.containersStarted, undefined, 'startup probe not passed yet');
+  assert.equal(podView(status({ state: running }))?.reached.containersStarted, Date.parse('2026-12-01T10:00:01Z'));
+  assert.equal(podView(status({ state: { waiting: { reason: 'ContainerCreating' } } }))?.reached.containersStarted, undefined);
+  const twoContainers = { ...status({ started: true, state: running }), spec: { containers: [{ name: 'app' }, { name: 'sidecar' }] } };
+  assert.equal(podView(twoContainers)?.reached.containersStarted, undefined, 'the second container has no status yet');
+});
