@@ -1,0 +1,57 @@
+// Bundles the CLI (and any worker-thread entry the sources start with `new Worker(new URL(...))`)
+// into dist/bundle/ for the container image: one file, no node_modules at run time.
+// The bundle sits two directories below the app root, like src/rules/load.ts and src/cli/main.ts,
+// so their `new URL('../../rules/', import.meta.url)` and `../../package.json` still resolve.
+import { build } from 'esbuild';
+import { readdir, readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+export const OUT_DIR = path.join(ROOT, 'dist', 'bundle');
+export const BUNDLE = path.join(OUT_DIR, 'node-tuning-advisor.mjs');
+const WORKER_URL = /new Worker\(\s*new URL\(\s*'\.\/([\w.-]+\.ts)'\s*,\s*import\.meta\.url\s*\)/g;
+
+async function sourceFiles(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true });
+  const nested = await Promise.all(entries.map((e) => {
+    const full = path.join(dir, e.name);
+    return e.isDirectory() ? sourceFiles(full) : Promise.resolve(e.name.endsWith('.ts') ? [full] : []);
+  }));
+  return nested.flat();
+}
+
+/** Worker files the sources load by URL: they become entry points named as the sources expect. */
+export async function workerEntries(): Promise<Record<string, string>> {
+  const entries: Record<string, string> = {};
+  for (const file of await sourceFiles(path.join(ROOT, 'src'))) {
+    for (const match of (await readFile(file, 'utf8')).matchAll(WORKER_URL)) {
+      const name = match[1] as string;
+      const worker = path.join(path.dirname(file), name);
+      if ((await stat(worker)).isFile()) entries[name] = worker;
+    }
+  }
+  return entries;
+}
+
+const BANNER = "import { createRequire as __ntaCreateRequire } from 'node:module'; const require = __ntaCreateRequire(import.meta.url);";
+
+async function bundle(entryPoints: Record<string, string>, outExtension: string): Promise<void> {
+  await build({
+    entryPoints, outdir: OUT_DIR, bundle: true, platform: 'node', format: 'esm', target: 'node24',
+    outExtension: { '.js': outExtension }, banner: { js: BANNER }, legalComments: 'none', logLevel: 'warning',
+  });
+}
+
+export async function main(): Promise<void> {
+  await bundle({ 'node-tuning-advisor': path.join(ROOT, 'bin', 'node-tuning-advisor.js') }, '.mjs');
+  const workers = await workerEntries();
+  // A worker loaded as './x.ts' must exist under that very name: esbuild writes JS, which Node
+  // runs as TypeScript without types (plain JS is valid there).
+  for (const [name, file] of Object.entries(workers)) await bundle({ [name.replace(/\.ts$/, '')]: file }, '.ts');
+  const { size } = await stat(BUNDLE);
+  process.stdout.write(`bundle: ${path.relative(ROOT, BUNDLE)} ${(size / 1024 / 1024).toFixed(2)} MiB` +
+    `${Object.keys(workers).length ? `, workers: ${Object.keys(workers).join(', ')}` : ''}\n`);
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await main();
