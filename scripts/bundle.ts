@@ -1,8 +1,9 @@
 // Bundles the CLI (and any worker-thread entry the sources start with `new Worker(new URL(...))`)
 // into dist/bundle/ for the container image: one file, no node_modules at run time.
-// The bundle sits two directories below the app root, like src/rules/load.ts and src/cli/main.ts,
-// so their `new URL('../../rules/', import.meta.url)` and `../../package.json` still resolve.
-import { build } from 'esbuild';
+// Sources find files next to themselves (`new URL('../../rules/', import.meta.url)`, package.json):
+// in the bundle each of our modules gets the URL its source file would have under the app root
+// (the bundle sits two directories below it), so those paths resolve as they do from src/.
+import { build, type Plugin } from 'esbuild';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,12 +35,28 @@ export async function workerEntries(): Promise<Record<string, string>> {
   return entries;
 }
 
+/** Our own modules: import.meta.url → the URL of the source file as if it sat under the app root. */
+const sourceUrls: Plugin = {
+  name: 'source-urls',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]src[\\/].*\.ts$/ }, async (args) => {
+      const rel = path.relative(ROOT, args.path).split(path.sep).join('/');
+      const text = (await readFile(args.path, 'utf8'))
+        .replace(WORKER_URL, (whole) => whole.replace('import.meta.url', '__NTA_BUNDLE_URL__'))
+        .replaceAll('import.meta.url', `new URL(${JSON.stringify(`../../${rel}`)}, import.meta.url).href`)
+        .replaceAll('__NTA_BUNDLE_URL__', 'import.meta.url');
+      return { contents: text, loader: 'ts' };
+    });
+  },
+};
+
 const BANNER = "import { createRequire as __ntaCreateRequire } from 'node:module'; const require = __ntaCreateRequire(import.meta.url);";
 
 async function bundle(entryPoints: Record<string, string>, outExtension: string): Promise<void> {
   await build({
     entryPoints, outdir: OUT_DIR, bundle: true, platform: 'node', format: 'esm', target: 'node24',
     outExtension: { '.js': outExtension }, banner: { js: BANNER }, legalComments: 'none', logLevel: 'warning',
+    plugins: [sourceUrls],
   });
 }
 
