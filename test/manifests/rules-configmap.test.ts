@@ -1,0 +1,16 @@
+// The rules ConfigMap is generated from rules/: manifests/base/rules/ must hold the same files.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { MANIFEST_RULES_DIR, RULES_DIR, kustomization, ruleFiles } from '../../scripts/sync-manifest-rules.ts';
+
+test('manifests/base/rules is rules/ as of now (else: npm run manifests:rules)', async () => {
+  const files = await ruleFiles(RULES_DIR);
+  assert.ok(files.length > 0);
+  assert.deepEqual(await ruleFiles(MANIFEST_RULES_DIR), files, 'same rule files');
+  for (const f of files) {
+    assert.equal(await readFile(path.join(MANIFEST_RULES_DIR, f), 'utf8'), await readFile(path.join(RULES_DIR, f), 'utf8'), `${f} is current`);
+  }
+  assert.equal(await readFile(path.join(MANIFEST_RULES_DIR, 'kustomization.yaml'), 'utf8'), kustomization(files));
+});
