@@ -1,7 +1,9 @@
 // Command dispatch. Every error a user can cause ends here as one clear sentence and exit code 2.
 import { createRequire } from 'node:module';
 import { InputError } from '../scan.ts';
+import { agentCommand } from './commands/agent.ts';
 import { factsCommand } from './commands/facts.ts';
+import { probeCommand } from './commands/probe.ts';
 import { explainCommand, rulesCommand } from './commands/rules.ts';
 import { scanCommand } from './commands/scan.ts';
 import { EXIT_INPUT, EXIT_OK, type Command, type Io } from './io.ts';
@@ -11,6 +13,8 @@ const COMMANDS: Record<string, Command> = {
   facts: factsCommand,
   rules: rulesCommand,
   explain: explainCommand,
+  probe: probeCommand,
+  agent: agentCommand,
 };
 
 export const USAGE = `Usage: node-tuning-advisor <command> [flags]
@@ -22,6 +26,8 @@ Commands:
   facts             print the collected facts with their sources (JSON)
   rules lint|list   check rule files / list the rules in effect
   explain RULE-ID   show what a rule checks and how to fix it
+  probe fsync       time fdatasync on a directory the way etcd's fio test does
+  agent             publish to this node's Node object on an interval (annotations, Events, metrics)
 
 Run "node-tuning-advisor <command> --help" for a command's flags.
 `;

@@ -44,6 +44,8 @@ export function hypervisorFromDmi(vendor: string, product: string): string | und
 
 export interface CpufreqPolicy {
   policy: string;
+  /** Host path of the policy directory. */
+  path: string;
   cpus: string;
   driver: string | null;
   governor: string | null;
@@ -69,7 +71,7 @@ function policyName(policyPath: string): string {
   return (parts.at(-1) === 'cpufreq' ? parts.at(-2) : parts.at(-1)) ?? policyPath;
 }
 
-async function readPolicies(host: HostRoot): Promise<{ dir: string; policies: CpufreqPolicy[] }> {
+async function readPolicies(host: HostRoot): Promise<{ glob: string; policies: CpufreqPolicy[] }> {
   let dir = `${CPU_SYSFS}/cpufreq`;
   const listing = await host.listDir(dir);
   let names = listing.ok ? listing.entries.filter((entry) => /^policy\d+$/.test(entry)) : [];
@@ -98,6 +100,7 @@ async function readPolicies(host: HostRoot): Promise<{ dir: string; policies: Cp
     ]);
     policies.push({
       policy: policyName(policyPath),
+      path: policyPath,
       cpus: cpus ?? '',
       driver: driver || null,
       governor: governor || null,
@@ -107,7 +110,8 @@ async function readPolicies(host: HostRoot): Promise<{ dir: string; policies: Cp
       scalingMaxKHz: toNumber(scalingMax),
     });
   }
-  return { dir, policies };
+  const glob = dir === CPU_SYSFS ? `${CPU_SYSFS}/cpu*/cpufreq` : `${dir}/policy*`;
+  return { glob, policies };
 }
 
 /** The common value across policies, "mixed" when they differ, null when none has one. */
@@ -166,7 +170,7 @@ async function collectIdentity(ctx: CollectorContext): Promise<void> {
 
 async function collectCpufreq(ctx: CollectorContext): Promise<void> {
   const { host, facts } = ctx;
-  const { dir, policies } = await readPolicies(host);
+  const { glob, policies } = await readPolicies(host);
   if (policies.length === 0) {
     const source = `${CPU_SYSFS}/cpufreq`;
     facts.set('cpu.cpufreq', false, source, 'no cpufreq policy: the kernel does not control CPU frequency here');
@@ -176,16 +180,16 @@ async function collectCpufreq(ctx: CollectorContext): Promise<void> {
     facts.set('cpu.policies', [], source);
     return;
   }
-  facts.set('cpu.cpufreq', true, dir);
-  facts.set('cpu.policies', policies as unknown as Record<string, unknown>[], `${dir}/policy*`);
-  facts.set('cpu.driver', summarize(policies.map((policy) => policy.driver)), `${dir}/${policies[0]?.policy}/scaling_driver`);
+  facts.set('cpu.cpufreq', true, glob);
+  facts.set('cpu.policies', policies as unknown as Record<string, unknown>[], glob);
+  facts.set('cpu.driver', summarize(policies.map((policy) => policy.driver)), `${glob}/scaling_driver`, describeSpread(policies, (policy) => policy.driver));
   const governorDetail = describeSpread(policies, (policy) => policy.governor);
-  facts.set('cpu.governor', summarize(policies.map((policy) => policy.governor)), `${dir}/*/scaling_governor`, governorDetail);
-  facts.set('cpu.epp', summarize(policies.map((policy) => policy.epp)), `${dir}/*/energy_performance_preference`, describeSpread(policies, (policy) => policy.epp));
+  facts.set('cpu.governor', summarize(policies.map((policy) => policy.governor)), `${glob}/scaling_governor`, governorDetail);
+  facts.set('cpu.epp', summarize(policies.map((policy) => policy.epp)), `${glob}/energy_performance_preference`, describeSpread(policies, (policy) => policy.epp));
   facts.set(
     'cpu.scalingCapped',
     policies.some((policy) => policy.cpuinfoMaxKHz !== null && policy.scalingMaxKHz !== null && policy.scalingMaxKHz < policy.cpuinfoMaxKHz),
-    `${dir}/*/scaling_max_freq`,
+    `${glob}/scaling_max_freq`,
   );
 
   const intel = await readOptional(host, `${CPU_SYSFS}/intel_pstate/status`);

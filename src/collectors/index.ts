@@ -1,10 +1,18 @@
 // The collectors, in the order they run: later ones may read earlier ones' facts
-// (tuned's recommendation needs cpu.virtualized).
+// (tuned's recommendation needs cpu.virtualized; etcd's priority and probe need etcd's discovery).
 import type { Collector } from './collector.ts';
 import kernel from './kernel.ts';
 import cpu from './cpu.ts';
 import tuned from './tuned.ts';
 import nodeRole from './node-role.ts';
 import inventory from './inventory.ts';
+import etcd from './etcd.ts';
+import etcdPriority from './etcd-priority.ts';
+import { createEtcdFsyncCollector, type EtcdFsyncSettings } from './etcd-fsync.ts';
 
-export const COLLECTORS: readonly Collector[] = [kernel, cpu, tuned, nodeRole, inventory];
+export const COLLECTORS: readonly Collector[] = [kernel, cpu, tuned, nodeRole, inventory, etcd, etcdPriority, createEtcdFsyncCollector({ run: false })];
+
+/** The collectors with the fsync probe switched on (`scan --probe`). */
+export function collectorsWithProbe(settings: Omit<EtcdFsyncSettings, 'run'>): Collector[] {
+  return COLLECTORS.map((collector) => (collector.name === 'etcd-fsync' ? createEtcdFsyncCollector({ ...settings, run: true }) : collector));
+}

@@ -91,7 +91,14 @@ async function loadFile(file: string, result: RuleLoadResult): Promise<void> {
       }
       continue;
     }
-    const data: unknown = doc.toJS();
+    let data: unknown;
+    try {
+      data = doc.toJS();
+    } catch (error) {
+      // Errors only toJS finds, such as an alias to an anchor defined later.
+      result.errors.push({ file, line: 1, col: 1, key: '', message: (error as Error).message.split('\n')[0] as string });
+      continue;
+    }
     if (!validateFile(data)) {
       for (const error of usefulErrors(validateFile.errors ?? [])) result.errors.push(locate(file, doc, lineCounter, error));
       continue;

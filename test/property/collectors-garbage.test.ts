@@ -20,12 +20,17 @@ const PARSED_FILES = [
   '/sys/devices/system/cpu/cpuidle/current_driver', '/sys/devices/system/cpu/cpu0/cpuidle/state0/latency',
   '/etc/tuned/active_profile', '/etc/tuned/profile_mode', '/run/tuned/tuned.pid', '/etc/tuned/recommend.conf',
   '/usr/lib/tuned/recommend.d/50-tuned.conf', '/usr/lib/tuned/balanced/tuned.conf', '/etc/system-release-cpe', '/etc/hostname',
+  // etcd discovery, its mount table and sysfs
+  '/etc/etcd.env', '/etc/systemd/system/etcd.service', '/etc/kubernetes/manifests/etcd.yaml',
+  '/etc/kubernetes/manifests/kube-apiserver.yaml', '/etc/rancher/k3s/config.yaml', '/var/lib/rancher/k3s/server/db/etcd/config',
+  '/proc/1/mountinfo', '/proc/4242/cmdline', '/proc/4242/environ', '/proc/4242/mountinfo', '/sys/dev/block/8:1/partition',
 ];
 
 const tricky = fc.constantFrom(
   '', '\n', '\0\0\0', '../../../../etc/passwd', 'CONFIG_HZ=abc\nCONFIG_HZ_1000=y', 'now at -5 nsecs\njiffies: x',
   '[main]\ninclude=balanced\n', '[balanced]\nvirt=(unclosed\n/etc/hostname=[\n', 'processor\t: 0\nflags\t\t: hypervisor',
-  'timestamp 99999999999999999999999', '1'.repeat(5000), '${f:exec:cat:/etc/shadow}', '99999999999', 'performance powersave\n',
+  'timestamp 99999999999999999999999', 'etcd\0--data-dir=/var/lib/etcd\0--listen-metrics-urls=http://127.0.0.1:1\0',
+  'ETCD_DATA_DIR=/var/lib/etcd\n', '21 0 8:1 / / rw - ext4 /dev/sda1 rw\n', 'spec:\n  containers:\n  - command: [etcd, --data-dir=/x]\n', '1'.repeat(5000), '${f:exec:cat:/etc/shadow}', '99999999999', 'performance powersave\n',
 );
 const content = fc.oneof(fc.string({ maxLength: 300 }), fc.uint8Array({ maxLength: 300 }).map((bytes) => Buffer.from(bytes)), tricky);
 

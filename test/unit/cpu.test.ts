@@ -65,3 +65,17 @@ test('parseCpuinfo counts processors and finds the hypervisor flag (arm64 "Featu
   const summary = parseCpuinfo('processor\t: 0\nFeatures\t: fp asimd evtstrm hypervisor\n\nprocessor\t: 1\nFeatures\t: fp asimd\n');
   assert.deepEqual(summary, { processors: 2, hypervisorFlag: true });
 });
+
+test('kernels without policyN directories: each cpuN/cpufreq is read as its own policy', async (t) => {
+  const { tempHost } = await import('../helpers/fixtures.ts');
+  const { collectFacts } = await import('../../src/facts/collect.ts');
+  const { HostRoot } = await import('../../src/host/host-root.ts');
+  const files: Record<string, string> = { 'proc/cpuinfo': 'processor\t: 0\nmodel name\t: Intel(R) Xeon(R) CPU E5-2680 v2 @ 2.80GHz\n' };
+  for (const n of [0, 1]) {
+    files[`sys/devices/system/cpu/cpu${n}/cpufreq/scaling_driver`] = 'acpi-cpufreq\n';
+    files[`sys/devices/system/cpu/cpu${n}/cpufreq/scaling_governor`] = 'ondemand\n';
+  }
+  const facts = await collectFacts(new HostRoot(await tempHost(t, files)), { collectors: [cpu] });
+  assert.deepEqual(facts.get('cpu.governor'), { value: 'ondemand', source: '/sys/devices/system/cpu/cpu*/cpufreq/scaling_governor' });
+  assert.deepEqual((facts.value('cpu.policies') as { policy: string }[]).map((policy) => policy.policy), ['cpu0', 'cpu1']);
+});

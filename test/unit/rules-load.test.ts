@@ -27,7 +27,10 @@ async function lintText(t: Parameters<typeof tempHost>[0], text: string) {
 test('the bundled rules load without errors', async () => {
   const result = await loadRules([BUNDLED_RULES_DIR]);
   assert.deepEqual(result.errors, []);
-  assert.deepEqual(result.rules.map((rule) => rule.id).sort(), ['cpu-governor', 'kernel-tick-rate', 'tuned-profile']);
+  assert.deepEqual(result.rules.map((rule) => rule.id).sort(), [
+    'cpu-governor', 'etcd-backend-commit', 'etcd-disk-rotational', 'etcd-events-split', 'etcd-fsync-latency', 'etcd-io-priority',
+    'etcd-wal-fsync', 'kernel-tick-rate', 'tuned-profile',
+  ]);
 });
 
 test('a misspelt key is reported at its line and column, with a suggestion', async (t) => {
@@ -93,4 +96,10 @@ test('a missing --rules path is an error naming it', async () => {
 test('rules may not decide on enrichment-only inventory facts', async (t) => {
   const errors = await lintText(t, header + goodRule.replace('{ fact: kernel.hz, op: Lt, param: minHz }', '{ fact: inventory.physicalCores, op: Lt, param: minHz }'));
   assert.deepEqual(errors, ['rules/custom.yaml:10:24: rules.0.failsWhen.fact: inventory.physicalCores only enriches the report (systeminformation); decide on the /proc and /sys facts instead']);
+});
+
+test('YAML that only fails when converted (an alias before its anchor) is an error, not a crash', async (t) => {
+  const errors = await lintText(t, '*!');
+  assert.equal(errors.length, 1);
+  assert.match(errors[0] as string, /^rules\/custom\.yaml:1:1: Unresolved alias/);
 });

@@ -1,0 +1,124 @@
+// The agent loop: scan every interval (±10 %, after a random start-up delay), publish against the
+// watched Node, back off on errors. Stopping waits for an in-flight publish to finish.
+import type { Report } from '../report/types.ts';
+import { DEFAULT_BACKOFF, jittered, retryDelay, type BackoffPolicy } from './backoff.ts';
+import { describeError, type NodeWatcher } from './node-watcher.ts';
+import type { Publisher } from './publisher.ts';
+
+export interface AgentDeps {
+  scan(): Promise<Report>;
+  watcher: NodeWatcher;
+  publisher: Publisher;
+  onReport?(report: Report, durationSeconds: number): void;
+  onScanError?(): void;
+  log(line: string): void;
+}
+
+export interface AgentOptions {
+  intervalMs: number;
+  /** The first scan waits a random delay in [0, startupJitterMs) so a rollout does not write all at once. */
+  startupJitterMs: number;
+  once: boolean;
+  /** How long to wait for the first LIST of the Node before calling it an error. */
+  nodeReadTimeoutMs: number;
+  /** --once gives up after this many failed attempts. */
+  onceAttempts: number;
+  backoff: BackoffPolicy;
+  random(): number;
+}
+
+export const DEFAULT_AGENT_OPTIONS: AgentOptions = {
+  intervalMs: 5 * 60_000,
+  startupJitterMs: 30_000,
+  once: false,
+  nodeReadTimeoutMs: 30_000,
+  onceAttempts: 5,
+  backoff: DEFAULT_BACKOFF,
+  random: Math.random,
+};
+
+export class Agent {
+  private readonly deps: AgentDeps;
+  private readonly opts: AgentOptions;
+  private readonly stopper = new AbortController();
+  private report: Report | undefined;
+  private lastScanAt = -Infinity;
+  private failures = 0;
+  cycles = 0;
+
+  constructor(deps: AgentDeps, opts: Partial<AgentOptions> = {}) {
+    this.deps = deps;
+    this.opts = { ...DEFAULT_AGENT_OPTIONS, ...opts };
+  }
+
+  get ready(): boolean {
+    return this.report !== undefined;
+  }
+
+  /** Stop after the current step; a publish in flight is finished first. */
+  stop(): void {
+    this.stopper.abort();
+  }
+
+  /** Runs until stop() (resolves 0) or, with --once, after one publish (0) or giving up (1). */
+  async run(): Promise<number> {
+    this.deps.watcher.start();
+    try {
+      if (!this.opts.once) await this.sleep(this.opts.startupJitterMs * this.opts.random());
+      while (!this.stopper.signal.aborted) {
+        const delay = await this.cycle();
+        if (this.opts.once && (this.failures === 0 || this.failures >= this.opts.onceAttempts)) {
+          return this.failures === 0 ? 0 : 1;
+        }
+        await this.sleep(delay);
+      }
+      return 0;
+    } finally {
+      await this.deps.watcher.stop();
+    }
+  }
+
+  /** One scan (when due) and one publish; returns the delay before the next cycle. */
+  private async cycle(): Promise<number> {
+    this.cycles += 1;
+    const scanDue = this.report === undefined || performance.now() - this.lastScanAt >= this.opts.intervalMs * 0.9;
+    try {
+      if (scanDue) await this.scan();
+      const node = await this.deps.watcher.ready(this.opts.nodeReadTimeoutMs);
+      await this.deps.publisher.publish(this.report as Report, node);
+      this.failures = 0;
+      return jittered(this.opts.intervalMs, this.opts.random);
+    } catch (err) {
+      this.failures += 1;
+      const delay = retryDelay(err, this.failures, this.opts.backoff, this.opts.random);
+      this.deps.log(`publish failed (${describeError(err)}); attempt ${this.failures}, retrying in ${(delay / 1000).toFixed(1)} s`);
+      return delay;
+    }
+  }
+
+  private async scan(): Promise<void> {
+    const started = performance.now();
+    try {
+      this.report = await this.deps.scan();
+    } catch (err) {
+      this.deps.onScanError?.();
+      throw new Error(`scan failed: ${(err as Error).message}`);
+    }
+    this.lastScanAt = performance.now();
+    this.deps.onReport?.(this.report, (this.lastScanAt - started) / 1000);
+  }
+
+  private sleep(ms: number): Promise<void> {
+    if (ms <= 0 || this.stopper.signal.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      const signal = this.stopper.signal;
+      function done(): void {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        resolve();
+      }
+      signal.addEventListener('abort', done);
+    });
+  }
+}

@@ -1,0 +1,127 @@
+// The agent's only door to kube-apiserver: one Node (read through a watch), merge patches of our
+// annotations, Event creation. Every request passes a small client-side token bucket and is
+// counted by verb and code.
+import {
+  ApiException, CoreV1Api, KubeConfig, ListWatch, PatchStrategy, Watch,
+  setHeaderOptions, type CoreV1Event, type V1Node, type V1NodeList,
+} from '@kubernetes/client-node';
+import type { AnnotationPatch } from '../publish/annotations.ts';
+import { TokenBucket } from './backoff.ts';
+
+/** Documented default: 1 request/s with a burst of 5, far below kubelet's own 50/100. */
+export const CLIENT_QPS = 1;
+export const CLIENT_BURST = 5;
+/** Watch inactivity timeout: a quiet Node sends nothing for long stretches; apiserver closes watches after 30–60 min anyway. */
+export const WATCH_IDLE_TIMEOUT_MS = 60 * 60 * 1000;
+
+/** A request (other than the watch) that has not answered by then counts as failed and is retried later. */
+export const REQUEST_TIMEOUT_MS = 30_000;
+
+export type CountRequest = (verb: string, code: string) => void;
+
+export function loadKubeConfig(kubeconfigPath: string | undefined): KubeConfig {
+  const kc = new KubeConfig();
+  if (!kubeconfigPath && !process.env.KUBERNETES_SERVICE_HOST) {
+    throw new Error('not running in a pod (KUBERNETES_SERVICE_HOST is not set): pass --kubeconfig FILE');
+  }
+  try {
+    if (kubeconfigPath) kc.loadFromFile(kubeconfigPath);
+    else kc.loadFromCluster();
+  } catch (err) {
+    const where = kubeconfigPath ? `--kubeconfig ${kubeconfigPath}` : 'in-cluster config (service account)';
+    throw new Error(`cannot load ${where}: ${(err as Error).message}; pass --kubeconfig FILE outside a pod`);
+  }
+  if (!kc.getCurrentCluster()) {
+    const hint = kubeconfigPath ? `--kubeconfig ${kubeconfigPath} has no current cluster; set current-context` : 'KUBERNETES_SERVICE_HOST is not set; outside a pod pass --kubeconfig FILE';
+    throw new Error(hint);
+  }
+  return kc;
+}
+
+export function statusCodeOf(err: unknown): string {
+  if (err instanceof ApiException) return String(err.code);
+  const status = (err as { statusCode?: unknown } | null)?.statusCode;
+  return typeof status === 'number' ? String(status) : 'error';
+}
+
+export class NodeApi {
+  private readonly api: CoreV1Api;
+  private readonly kc: KubeConfig;
+  private readonly limiter: TokenBucket;
+  private readonly count: CountRequest;
+
+  private readonly timeoutMs: number;
+
+  constructor(kc: KubeConfig, count: CountRequest, limiter = new TokenBucket(CLIENT_QPS, CLIENT_BURST), timeoutMs = REQUEST_TIMEOUT_MS) {
+    this.kc = kc;
+    this.timeoutMs = timeoutMs;
+    this.api = kc.makeApiClient(CoreV1Api);
+    this.count = count;
+    this.limiter = limiter;
+  }
+
+  private async call<T>(verb: string, send: () => Promise<T>): Promise<T> {
+    await this.limiter.take();
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(Object.assign(new Error(`${verb} timed out after ${this.timeoutMs / 1000} s`), { timeout: true })), this.timeoutMs);
+    });
+    try {
+      const result = await Promise.race([send(), timeout]);
+      this.count(verb, verb === 'create' ? '201' : '200');
+      return result;
+    } catch (err) {
+      this.count(verb, (err as { timeout?: boolean }).timeout ? 'timeout' : statusCodeOf(err));
+      throw err;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  listNode(name: string): Promise<V1NodeList> {
+    return this.call('list', () => this.api.listNode({ fieldSelector: `metadata.name=${name}` }));
+  }
+
+  patchAnnotations(name: string, annotations: AnnotationPatch): Promise<V1Node> {
+    const body = { metadata: { annotations } };
+    return this.call('patch', () =>
+      this.api.patchNode({ name, body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch)));
+  }
+
+  createEvent(event: CoreV1Event): Promise<CoreV1Event> {
+    const namespace = event.metadata.namespace ?? 'default';
+    return this.call('create', () => this.api.createNamespacedEvent({ namespace, body: event }));
+  }
+
+  /** One ListWatch on our own Node (field selector on the name); the only reads the agent makes. */
+  watchNode(name: string, onList: (found: boolean) => void): ListWatch<V1Node> {
+    const watch = new CountingWatch(this.kc, this.count);
+    const list = async (): Promise<V1NodeList> => {
+      const result = await this.listNode(name);
+      onList(result.items.length > 0);
+      return result;
+    };
+    return new ListWatch<V1Node>('/api/v1/nodes', watch, list, false, undefined, `metadata.name=${name}`);
+  }
+}
+
+class CountingWatch extends Watch {
+  private readonly count: CountRequest;
+
+  constructor(kc: KubeConfig, count: CountRequest) {
+    super(kc);
+    // The stock 30 s inactivity timeout would reconnect a quiet Node's watch 120 times an hour.
+    (this as unknown as { requestTimeoutMs: number }).requestTimeoutMs = WATCH_IDLE_TIMEOUT_MS;
+    this.count = count;
+  }
+
+  override async watch(
+    path: string, query: Record<string, string | number | boolean | undefined>,
+    callback: (phase: string, apiObj: unknown, watchObj?: unknown) => void, done: (err: unknown) => void,
+  ): Promise<AbortController> {
+    return super.watch(path, query, callback, (err) => {
+      this.count('watch', err ? statusCodeOf(err) : '200');
+      done(err);
+    });
+  }
+}

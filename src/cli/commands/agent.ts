@@ -1,0 +1,120 @@
+// `agent`: the DaemonSet mode. Scans on an interval and publishes the report as node annotations,
+// Events on transitions and Prometheus metrics, without becoming API load itself.
+import { createRequire } from 'node:module';
+import { DEFAULT_METRICS_ADDR, parseListenAddress, startMetricsServer } from '../../agent/metrics-server.ts';
+import { ProbeSchedule, type ProbeInterval } from '../../agent/probe-schedule.ts';
+import { wireAgent } from '../../agent/wire.ts';
+import type { Report } from '../../report/types.ts';
+import { createAgentMetrics } from '../../publish/metrics.ts';
+import { runScan } from '../../scan.ts';
+import { EXIT_OK, UsageError, listFlag, parseFlags, type Io } from '../io.ts';
+
+export const AGENT_USAGE = `Usage: node-tuning-advisor agent [flags]
+
+Runs the checks every --interval and publishes the result on this node's Node object:
+annotations under node-tuning-advisor.io/ (patched only when they change), Events on
+transitions (TuningRecommendation / TuningResolved) and Prometheus metrics.
+
+Flags:
+  --kubeconfig FILE      use this kubeconfig (default: the in-cluster service account)
+  --node-name NAME       the Node to publish on (default: $NODE_NAME)
+  --interval DURATION    time between scans, ±10 % jitter (default 5m; e.g. 30s, 10m, 1h)
+  --startup-jitter DUR   random delay before the first scan, at most (default 30s)
+  --metrics-addr ADDR    /metrics, /healthz, /readyz listen address (default ${DEFAULT_METRICS_ADDR})
+  --host-root DIR        where the host's / is (default /; in the DaemonSet: /host)
+  --rules PATH           extra rule directory or file; repeatable
+  --no-bundled-rules     use only the --rules given
+  --probe-interval DUR   etcd fsync probe (22 MiB of writes in etcd's data dir): off, auto or a
+                         duration (default auto: off on workers, 6h on control-plane nodes)
+  --dry-run              print the merge patch and Events instead of sending them (reads the Node only)
+  --once                 one scan and one publish, then exit (0 published, 1 gave up after retries)
+  -h, --help             this help
+
+API use: one LIST and one watch of this Node (fieldSelector metadata.name=NAME), no periodic GET;
+writes only on change; client limit 1 request/s, burst 5; 429 honours Retry-After; errors back off
+exponentially (1 s … 5 min, jittered). Deploy-free try-out: agent --kubeconfig ~/.kube/config --node-name N --dry-run --once
+`;
+
+const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** "90s", "5m", "1h30m" → milliseconds; names the flag on bad input. */
+export function parseDuration(flag: string, value: string): number {
+  const parts = [...value.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)];
+  const total = parts.reduce((sum, [, n, unit]) => sum + Number(n) * (UNITS[unit as string] as number), 0);
+  if (parts.length === 0 || parts.map((p) => p[0]).join('') !== value || total <= 0) {
+    throw new UsageError(`${flag} "${value}" is not a duration; use e.g. 30s, 5m, 1h or 1h30m`);
+  }
+  return total;
+}
+
+function version(): string {
+  return (createRequire(import.meta.url)('../../../package.json') as { version: string }).version;
+}
+
+export async function agentCommand(args: string[], io: Io): Promise<number> {
+  const { values } = parseFlags(args, {
+    kubeconfig: { type: 'string' },
+    'node-name': { type: 'string' },
+    interval: { type: 'string', default: '5m' },
+    'startup-jitter': { type: 'string', default: '30s' },
+    'metrics-addr': { type: 'string', default: DEFAULT_METRICS_ADDR },
+    'host-root': { type: 'string', default: '/' },
+    rules: { type: 'string', multiple: true },
+    'no-bundled-rules': { type: 'boolean' },
+    'probe-interval': { type: 'string' },
+    'dry-run': { type: 'boolean' },
+    once: { type: 'boolean' },
+  }, 'agent');
+  if (values.help) {
+    io.stdout.write(AGENT_USAGE);
+    return EXIT_OK;
+  }
+  const env = io.env ?? process.env;
+  const nodeName = values['node-name'] ?? env.NODE_NAME;
+  if (!nodeName) throw new UsageError('no node name: pass --node-name NAME or set NODE_NAME (in a pod: fieldRef spec.nodeName)');
+  const intervalMs = parseDuration('--interval', values.interval as string);
+  const startupJitterMs = Math.min(intervalMs, parseDuration('--startup-jitter', values['startup-jitter'] as string));
+  const probe = values['probe-interval'] ?? 'auto';
+  const probeInterval: ProbeInterval = probe === 'auto' ? 'auto' : probe === 'off' ? 0 : parseDuration('--probe-interval', probe);
+  let address;
+  try { address = parseListenAddress(values['metrics-addr'] as string); } catch (err) { throw new UsageError((err as Error).message); }
+  const log = (line: string): void => void io.stderr.write(`agent: ${line}\n`);
+
+  const metrics = createAgentMetrics(version());
+  const probes = new ProbeSchedule(probeInterval);
+  let previous: Report | undefined;
+  const scan = async (): Promise<Report> => {
+    const collectors = probes.collectorsFor(previous);
+    previous = await runScan({
+      hostRoot: values['host-root'] as string,
+      ruleLocations: listFlag(values.rules),
+      bundledRules: !values['no-bundled-rules'],
+      nodeName,
+      ...(collectors ? { collectors } : {}),
+    });
+    return previous;
+  };
+  let agent;
+  try {
+    agent = wireAgent({
+      kubeconfig: values.kubeconfig, nodeName, scan, log, metrics,
+      dryRunOut: values['dry-run'] ? io.stdout : undefined,
+      agent: { intervalMs, startupJitterMs: values.once ? 0 : startupJitterMs, once: values.once === true },
+    });
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  const server = values.once ? undefined : await startMetricsServer(metrics.registry, address, () => agent.ready)
+    .catch((err: Error) => { throw new UsageError(err.message); });
+  if (server) log(`serving /metrics, /healthz, /readyz on ${address.host}:${server.port}`);
+  const stop = (): void => { log('stopping: finishing the request in flight'); agent.stop(); };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+  try {
+    return await agent.run();
+  } finally {
+    process.off('SIGTERM', stop);
+    process.off('SIGINT', stop);
+    await server?.close();
+  }
+}

@@ -1,0 +1,83 @@
+// `probe fsync`: etcd's fio disk test, in-process, on any directory.
+import { runFsyncProbe, DEFAULT_BLOCK_SIZE, DEFAULT_SIZE_BYTES, type FsyncProbeResult } from '../../probe/fsync.ts';
+import { EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, UsageError, oneOf, parseFlags, type Io } from '../io.ts';
+
+export const PROBE_USAGE = `Usage: node-tuning-advisor probe fsync --dir DIR [flags]
+
+Times fdatasync the way etcd's WAL and fio's etcd test do (fio --rw=write --ioengine=sync
+--fdatasync=1 --size=22m --bs=2300): sequential writes into a preallocated file, one fdatasync
+after each, only the fdatasync timed. The file is removed afterwards. Point --dir at etcd's data
+dir (next to member/) or another directory on the same filesystem.
+
+Flags:
+  --dir DIR            directory to probe (required)
+  --size SIZE          bytes to write: 22MiB (default), 512KiB, 1G, 23068672 …
+  --block-size BYTES   bytes per write (default ${DEFAULT_BLOCK_SIZE})
+  --output FORMAT      text (default) or json
+  -h, --help           this help
+
+Exit codes: 0 measured; 1 the probe could not run (full or read-only filesystem, no permission …); 2 bad flags.
+`;
+
+const UNITS: Record<string, number> = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 };
+
+/** "22MiB", "22m", "22M", "512KiB", "1G", "23068672" → bytes (binary units, as fio's defaults). */
+export function parseSize(text: string): number | undefined {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*([kmg]?)(?:i?b)?\s*$/i.exec(text);
+  if (!match) return undefined;
+  const bytes = Number(match[1]) * (UNITS[(match[2] as string).toLowerCase()] as number);
+  return Number.isSafeInteger(Math.round(bytes)) && bytes > 0 ? Math.round(bytes) : undefined;
+}
+
+type ProbeIo = Pick<Io, 'stdout' | 'stderr'> & Partial<Pick<Io, 'env'>>;
+
+function progressWriter(io: ProbeIo): ((done: number, total: number) => void) | undefined {
+  if ((io.stderr as { isTTY?: boolean }).isTTY !== true) return undefined;
+  return (done, total) => io.stderr.write(`\rfsync probe: ${done}/${total} writes (${Math.floor((100 * done) / total)} %)`);
+}
+
+export function formatProbeText(result: FsyncProbeResult): string {
+  if (!result.ok) return `fsync probe in ${result.dir} failed (${result.code}): ${result.reason}\n`;
+  const same = result.sameDeviceAsEtcd === null ? '' : result.sameDeviceAsEtcd ? ', same device as etcd' : ', NOT etcd\'s device';
+  return [
+    `fsync probe in ${result.dir} (device ${result.device}${same}; preallocated with ${result.preallocation})`,
+    `  ${result.samples} × (write ${result.blockSize} B + fdatasync), ${result.bytesWritten} bytes in ${Math.round(result.wallMs)} ms`,
+    `  fdatasync p50 ${result.p50Ms} ms  p90 ${result.p90Ms} ms  p99 ${result.p99Ms} ms  p99.9 ${result.p999Ms} ms  max ${result.maxMs} ms`,
+    `  etcd wants p99 < 10 ms: ${result.p99Ms < 10 ? 'pass' : 'FAIL'}`,
+    '',
+  ].join('\n');
+}
+
+export async function probeCommand(args: string[], io: ProbeIo): Promise<number> {
+  const [kind, ...rest] = args;
+  if (kind === undefined || kind === '--help' || kind === '-h') {
+    io.stdout.write(PROBE_USAGE);
+    return kind === undefined ? EXIT_INPUT : EXIT_OK;
+  }
+  if (kind !== 'fsync') throw new UsageError(`unknown probe "${kind}"; the probe available is: fsync`);
+  const { values } = parseFlags(
+    rest,
+    { dir: { type: 'string' }, size: { type: 'string' }, 'block-size': { type: 'string' }, output: { type: 'string', short: 'o' } },
+    'probe fsync',
+  );
+  if (values.help) {
+    io.stdout.write(PROBE_USAGE);
+    return EXIT_OK;
+  }
+  const output = oneOf('--output', values.output, ['text', 'json'] as const, 'text');
+  if (!values.dir) throw new UsageError('--dir is required: the directory to probe (etcd\'s data dir, e.g. /var/lib/etcd)');
+  const sizeBytes = values.size === undefined ? DEFAULT_SIZE_BYTES : parseSize(values.size);
+  if (sizeBytes === undefined) throw new UsageError(`--size "${values.size}" is not a size (examples: 22MiB, 512KiB, 23068672)`);
+  const blockSize = values['block-size'] === undefined ? DEFAULT_BLOCK_SIZE : Number(values['block-size']);
+  if (!Number.isInteger(blockSize) || blockSize <= 0) throw new UsageError(`--block-size "${values['block-size']}" must be a positive whole number of bytes`);
+  const onProgress = progressWriter(io);
+  const result = await runFsyncProbe({ dir: values.dir, sizeBytes, blockSize, ...(onProgress ? { onProgress } : {}) });
+  if (onProgress) io.stderr.write('\r\x1b[K');
+  if (output === 'json') io.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  else if (result.ok) io.stdout.write(formatProbeText(result));
+  if (!result.ok) {
+    io.stderr.write(formatProbeText(result));
+    return EXIT_FINDINGS;
+  }
+  return EXIT_OK;
+}

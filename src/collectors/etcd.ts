@@ -1,0 +1,147 @@
+// etcd on this node: where its data lives (and which source said so), the disk under that directory,
+// and etcd's own disk latency histograms when its metrics are served over plain HTTP.
+import type { Collector, CollectorContext } from './collector.ts';
+import type { FactSet } from '../facts/fact-set.ts';
+import { blockDeviceFor, majorMinorOfDevNode, realHostPath, type BlockDevice } from '../host/block-device.ts';
+import { mountFor, parseMountinfo, type MountEntry } from '../host/mountinfo.ts';
+import { discoverEtcd, type EtcdDiscovery } from './etcd-discovery.ts';
+import { etcdLatencyFromMetrics, fetchEtcdMetrics, type Quantile } from './etcd-metrics.ts';
+
+export const DEVICE_FACTS = [
+  'etcd.device.majorMinor', 'etcd.device.name', 'etcd.device.kind', 'etcd.device.disks', 'etcd.device.rotational',
+  'etcd.device.model', 'etcd.device.transport', 'etcd.device.scheduler', 'etcd.device.fsType',
+  'etcd.device.mountPoint', 'etcd.device.mountOptions',
+];
+export const METRIC_FACTS = ['etcd.walFsync.p99Ms', 'etcd.backendCommit.p99Ms', 'etcd.heartbeatSendFailures', 'etcd.leaderChanges'];
+const DISCOVERY_FACTS = ['etcd.present', 'etcd.setup', 'etcd.pid', 'etcd.dataDir', 'etcd.metricsUrl'];
+/** Transports whose rotational flag says nothing about the storage behind them. */
+export const VIRTUAL_TRANSPORTS = ['virtio', 'xen', 'hyperv', 'iscsi', 'fc', 'scsi', 'virtual'];
+
+function allUnknown(facts: FactSet, keys: string[], reason: string): void {
+  for (const key of keys) facts.unknown(key, reason);
+}
+
+function recordDiscovery(facts: FactSet, found: EtcdDiscovery, otherPids: number[]): void {
+  const others = otherPids.length ? `; other etcd processes: ${otherPids.join(', ')}` : '';
+  facts.set('etcd.present', true, found.source, `${found.detail}${others}`);
+  facts.set('etcd.setup', found.setup, found.source);
+  facts.set('etcd.pid', found.pid, found.pid === null ? 'inferred' : `/proc/${found.pid}/cmdline`, found.pid === null ? 'no running etcd process found; read from its configuration' : undefined);
+  facts.set('etcd.dataDir', found.dataDir, found.source, found.detail);
+  facts.set('etcd.metricsUrl', found.metricsUrl, found.metricsSource, found.metricsUrl === null ? 'no plain-HTTP metrics or client URL configured' : undefined);
+}
+
+async function mountOfDataDir(ctx: CollectorContext, found: EtcdDiscovery): Promise<{ mount: MountEntry; table: string } | { reason: string }> {
+  // etcd's own mount table sees its data dir the way etcd does, container or not.
+  const candidates: { table: string; dir: string }[] = [];
+  if (found.pid !== null && found.processDataDir) candidates.push({ table: `/proc/${found.pid}/mountinfo`, dir: found.processDataDir });
+  const resolved = (await ctx.host.exists(found.dataDir)) ? await realHostPath(ctx.host, found.dataDir) : undefined;
+  candidates.push({ table: '/proc/1/mountinfo', dir: resolved ?? found.dataDir });
+  const problems: string[] = [];
+  for (const { table, dir } of candidates) {
+    const read = await ctx.host.readText(table);
+    if (!read.ok) {
+      problems.push(read.reason);
+      continue;
+    }
+    const mount = mountFor(parseMountinfo(read.text), dir);
+    if (mount) return { mount, table: `${table} (${dir} on ${mount.mountPoint})` };
+    problems.push(`${table} has no mount holding ${dir}`);
+  }
+  return { reason: problems.join('; ') };
+}
+
+function rotationalDetail(device: BlockDevice): string {
+  const perDisk = device.disks.map((d) => `${d.name}: rotational=${d.rotational === null ? '?' : d.rotational ? 1 : 0}, transport ${d.transport ?? '?'}`).join('; ');
+  const virtual = device.disks.some((d) => d.rotational && VIRTUAL_TRANSPORTS.includes(d.transport ?? ''));
+  const caveat = virtual ? '. Virtual and network disks (virtio, Xen, iSCSI, …) often report rotational=1 whatever backs them: the measured fsync latency decides' : '';
+  return `${perDisk}${caveat}`;
+}
+
+function joinDistinct(values: (string | null)[]): string | null {
+  const distinct = [...new Set(values.filter((v): v is string => v !== null))];
+  return distinct.length ? distinct.join(', ') : null;
+}
+
+async function recordDevice(ctx: CollectorContext, found: EtcdDiscovery): Promise<void> {
+  const { facts, host } = ctx;
+  const located = await mountOfDataDir(ctx, found);
+  if ('reason' in located) return allUnknown(facts, DEVICE_FACTS, `the mount holding ${found.dataDir} cannot be found: ${located.reason}`);
+  const { mount, table } = located;
+  facts.set('etcd.device.fsType', mount.fsType, table);
+  facts.set('etcd.device.mountPoint', mount.mountPoint, table);
+  const options = [...new Set([...mount.mountOptions.split(','), ...mount.superOptions.split(',')].filter(Boolean))];
+  facts.set('etcd.device.mountOptions', options, table, `mount: ${mount.mountOptions}; filesystem: ${mount.superOptions}`);
+  let majorMinor = mount.majorMinor;
+  if (majorMinor.startsWith('0:')) majorMinor = (await majorMinorOfDevNode(host, mount.source)) ?? majorMinor;
+  facts.set('etcd.device.majorMinor', majorMinor, table, majorMinor !== mount.majorMinor ? `from mount source ${mount.source}` : undefined);
+  const result = await blockDeviceFor(host, majorMinor);
+  if (!result.ok) {
+    const reason = `${mount.mountPoint} (${mount.fsType} from ${mount.source}): ${result.reason}`;
+    return allUnknown(facts, DEVICE_FACTS.filter((k) => !facts.has(k)), reason);
+  }
+  const { device } = result;
+  const sysfs = `/sys/dev/block/${majorMinor}`;
+  facts.set('etcd.device.name', device.name, sysfs, `${device.chain.join(' → ')}${device.dmName ? ` (${device.dmName})` : ''}`);
+  facts.set('etcd.device.kind', device.kind, sysfs);
+  facts.set('etcd.device.disks', device.disks.map((d) => d.name), sysfs);
+  const rotational = device.disks.map((d) => d.rotational);
+  if (rotational.includes(true)) facts.set('etcd.device.rotational', true, sysfs, rotationalDetail(device));
+  else if (rotational.length && rotational.every((r) => r === false)) facts.set('etcd.device.rotational', false, sysfs, rotationalDetail(device));
+  else facts.unknown('etcd.device.rotational', `no queue/rotational readable for ${device.disks.map((d) => d.sysPath).join(', ') || device.name}`, sysfs);
+  facts.set('etcd.device.model', joinDistinct(device.disks.map((d) => d.model)), sysfs);
+  facts.set('etcd.device.transport', joinDistinct(device.disks.map((d) => d.transport)), sysfs);
+  facts.set('etcd.device.scheduler', joinDistinct(device.disks.map((d) => d.scheduler)), sysfs);
+}
+
+const ms = (seconds: number): number => Math.round(seconds * 1e6) / 1e3;
+function quantileDetail(q: Quantile): string {
+  const upper = q.upperBound === Infinity ? '+Inf' : `${ms(q.upperBound)} ms`;
+  return `p99 interpolated in the bucket (${ms(q.lowerBound)} ms, ${upper}] over ${q.observations} observations`;
+}
+
+async function recordMetrics(ctx: CollectorContext, found: EtcdDiscovery): Promise<void> {
+  const { facts, host } = ctx;
+  if (found.metricsUrl === null) return allUnknown(facts, METRIC_FACTS, 'etcd serves no plain-HTTP metrics URL (kubeadm: --listen-metrics-urls=http://127.0.0.1:2381)');
+  if (!host.isRealRoot) return allUnknown(facts, METRIC_FACTS, `not fetched: --host-root ${host.root} is not this machine, so ${found.metricsUrl} is not its etcd`);
+  const fetched = await fetchEtcdMetrics(found.metricsUrl);
+  if (!fetched.ok) return allUnknown(facts, METRIC_FACTS, fetched.reason);
+  const source = `api:${fetched.url}`;
+  const latency = etcdLatencyFromMetrics(fetched.text);
+  const setQuantile = (key: string, name: string, q: Quantile | undefined): void => {
+    if (q) facts.set(key, ms(q.value), source, quantileDetail(q));
+    else facts.unknown(key, `${fetched.url} has no observations of ${name} yet`, source);
+  };
+  setQuantile('etcd.walFsync.p99Ms', 'etcd_disk_wal_fsync_duration_seconds', latency.walFsyncP99);
+  setQuantile('etcd.backendCommit.p99Ms', 'etcd_disk_backend_commit_duration_seconds', latency.backendCommitP99);
+  const setCounter = (key: string, name: string, value: number | undefined): void => {
+    if (value === undefined) facts.unknown(key, `${fetched.url} does not export ${name}`, source);
+    else facts.set(key, value, source, `${name} since etcd started`);
+  };
+  setCounter('etcd.heartbeatSendFailures', 'etcd_server_heartbeat_send_failures_total', latency.heartbeatFailures);
+  setCounter('etcd.leaderChanges', 'etcd_server_leader_changes_seen_total', latency.leaderChanges);
+}
+
+const etcdCollector: Collector = {
+  name: 'etcd',
+  provides: [...DISCOVERY_FACTS, ...DEVICE_FACTS, ...METRIC_FACTS],
+  async collect(ctx) {
+    const { facts } = ctx;
+    const discovery = await discoverEtcd(ctx.host);
+    const { found } = discovery;
+    if (!found) {
+      const looked = `looked at ${discovery.looked.join(', ')}`;
+      if (!discovery.procReadable) {
+        return allUnknown(facts, this.provides, `no etcd configuration found and /proc is not readable, so a running etcd cannot be ruled out (${looked})`);
+      }
+      facts.set('etcd.present', false, 'inferred', `no etcd process and no etcd configuration (${looked})`);
+      const absent = 'etcd does not run on this node';
+      for (const key of this.provides.filter((k) => k !== 'etcd.present')) facts.set(key, null, 'inferred', absent);
+      return;
+    }
+    recordDiscovery(facts, found, discovery.otherPids);
+    await recordDevice(ctx, found);
+    await recordMetrics(ctx, found);
+  },
+};
+
+export default etcdCollector;

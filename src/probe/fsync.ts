@@ -1,0 +1,229 @@
+// The fsync probe: etcd's disk test the way fio runs it (--rw=write --ioengine=sync --fdatasync=1
+// --size=22m --bs=2300), in-process. The file is preallocated first as fio and etcd's WAL do
+// (fallocate(1), mode 0; without it: zeros + one fdatasync), the timed loop runs on a worker thread,
+// and the file is removed on success, error and SIGTERM; files of a killed run are removed at start.
+import { randomBytes } from 'node:crypto';
+import { unlinkSync } from 'node:fs';
+import { readdir, stat, statfs, unlink } from 'node:fs/promises';
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { execa } from 'execa';
+import type { WorkerJob, WorkerMessage } from './fsync-worker.ts';
+import { latencySummary, type LatencySummary } from './percentiles.ts';
+
+export const DEFAULT_SIZE_BYTES = 22 * 1024 * 1024;
+export const DEFAULT_BLOCK_SIZE = 2300;
+export const PROBE_FILE_PREFIX = '.nta-fsync-probe-';
+const PROBE_FILE = /^\.nta-fsync-probe-(\d+)-[0-9a-f]+\.tmp$/;
+const STALE_AFTER_MS = 10 * 60 * 1000;
+const FREE_SPACE_MARGIN = 4 * 1024 * 1024;
+
+export interface FsyncProbeOptions {
+  dir: string;
+  sizeBytes?: number;
+  blockSize?: number;
+  /** "major:minor" of etcd's data dir; a probe dir on another device is reported as not representative. */
+  expectedDevice?: string;
+  /** false skips fallocate(1) and preallocates with zeros. */
+  useFallocate?: boolean;
+  onProgress?: (done: number, total: number) => void;
+  /** Free space of the probe dir; replaceable so tests can inject a full filesystem. */
+  freeBytes?: (dir: string) => Promise<number>;
+}
+
+export interface FsyncProbeSuccess extends LatencySummary {
+  ok: true;
+  wallMs: number;
+  bytesWritten: number;
+  blockSize: number;
+  dir: string;
+  device: string;
+  /** null when no expected device was given. */
+  sameDeviceAsEtcd: boolean | null;
+  preallocation: 'fallocate' | 'zeros';
+  staleFilesRemoved: number;
+}
+
+export interface FsyncProbeFailure {
+  ok: false;
+  /** ENOSPC, EROFS, EACCES, ENOENT, ENOTDIR, EINVAL, … */
+  code: string;
+  reason: string;
+  dir: string;
+  staleFilesRemoved: number;
+}
+
+export type FsyncProbeResult = FsyncProbeSuccess | FsyncProbeFailure;
+
+const FIXES: Record<string, string> = {
+  ENOSPC: 'free space on that filesystem or pass a smaller --size',
+  EDQUOT: 'the disk quota is exhausted; free space or pass a smaller --size',
+  EROFS: 'the filesystem is mounted read-only; probe a writable directory on the same disk',
+  EACCES: 'run as a user that may write there (root in the DaemonSet)',
+  EPERM: 'run as a user that may write there (root in the DaemonSet)',
+  ENOENT: 'pass an existing directory with --dir',
+  ENOTDIR: 'pass a directory, not a file, with --dir',
+};
+
+export function failureFor(dir: string, code: string, what: string, staleFilesRemoved = 0): FsyncProbeFailure {
+  const fix = FIXES[code];
+  return { ok: false, code, reason: `${what}${fix ? `: ${fix}` : ''}`, dir, staleFilesRemoved };
+}
+
+/** st_dev → "major:minor" (glibc's encoding of a 64-bit dev_t). */
+export function majorMinor(dev: bigint): string {
+  const major = ((dev >> 8n) & 0xfffn) | ((dev >> 32n) & ~0xfffn);
+  const minor = (dev & 0xffn) | ((dev >> 12n) & ~0xffn);
+  return `${major}:${minor}`;
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as { code?: string }).code === 'EPERM';
+  }
+}
+
+/** Probe files left by a run that was killed (its PID is gone, or the file is older than any run). */
+export async function removeStaleProbeFiles(dir: string, now = Date.now()): Promise<number> {
+  let removed = 0;
+  for (const name of await readdir(dir).catch(() => [] as string[])) {
+    const match = PROBE_FILE.exec(name);
+    if (!match) continue;
+    const file = path.join(dir, name);
+    const pid = Number(match[1]);
+    const old = await stat(file).then((s) => now - s.mtimeMs > STALE_AFTER_MS, () => false);
+    if (pid !== process.pid && (!pidAlive(pid) || old)) {
+      await unlink(file).then(() => removed++, () => undefined);
+    }
+  }
+  return removed;
+}
+
+async function defaultFreeBytes(dir: string): Promise<number> {
+  const fs = await statfs(dir);
+  return fs.bavail * fs.bsize;
+}
+
+/** A path inside etcd's member/ directory (next to wal/ and snap/) is never probed. */
+export function insideEtcdMember(dir: string): boolean {
+  return path.resolve(dir).split(path.sep).includes('member');
+}
+
+async function preallocate(file: string, sizeBytes: number, useFallocate: boolean): Promise<{ method: 'fallocate' | 'zeros' } | { code: string; message: string }> {
+  if (!useFallocate) return { method: 'zeros' };
+  const result = await execa('fallocate', ['-l', String(sizeBytes), file], { reject: false, timeout: 30_000, stdin: 'ignore', env: { LC_ALL: 'C' } });
+  if (result.exitCode === 0) return { method: 'fallocate' };
+  const stderr = String(result.stderr);
+  if (/No space left/i.test(stderr)) return { code: 'ENOSPC', message: `fallocate ${sizeBytes} bytes failed: ${stderr.trim()}` };
+  if (/Read-only file system/i.test(stderr)) return { code: 'EROFS', message: stderr.trim() };
+  if (/Permission denied/i.test(stderr)) return { code: 'EACCES', message: stderr.trim() };
+  // Not installed, or a filesystem without fallocate support: fall back to writing zeros.
+  return { method: 'zeros' };
+}
+
+function runWorker(job: WorkerJob, onProgress?: (done: number, total: number) => void): { worker: Worker; done: Promise<WorkerMessage> } {
+  const worker = new Worker(new URL('./fsync-worker.ts', import.meta.url), { workerData: job });
+  const done = new Promise<WorkerMessage>((resolve) => {
+    worker.on('message', (message: WorkerMessage) => {
+      if (message.type === 'progress') onProgress?.(message.done, message.total);
+      else resolve(message);
+    });
+    worker.on('error', (error) => resolve({ type: 'error', code: 'EWORKER', message: error.message, phase: 'worker' }));
+    worker.on('exit', (code) => resolve({ type: 'error', code: 'EWORKER', message: `probe thread exited with ${code}`, phase: 'worker' }));
+  });
+  return { worker, done };
+}
+
+/** While the probe file exists, SIGTERM/SIGINT remove it before the process goes down. */
+function cleanupOnSignals(file: string, worker: () => Worker | undefined): () => void {
+  const handler = (signal: NodeJS.Signals): void => {
+    void worker()?.terminate();
+    try {
+      unlinkSync(file);
+    } catch {
+      // already gone
+    }
+    detach();
+    // Nobody else handles the signal: die of it, as we would have without this handler.
+    if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+  };
+  const detach = (): void => {
+    process.off('SIGTERM', handler);
+    process.off('SIGINT', handler);
+  };
+  process.on('SIGTERM', handler);
+  process.on('SIGINT', handler);
+  return detach;
+}
+
+async function checkDir(dir: string): Promise<{ device: string } | FsyncProbeFailure> {
+  try {
+    const info = await stat(dir, { bigint: true });
+    if (!info.isDirectory()) return failureFor(dir, 'ENOTDIR', `${dir} is not a directory`);
+    return { device: majorMinor(info.dev) };
+  } catch (error) {
+    const code = (error as { code?: string }).code ?? 'EUNKNOWN';
+    return failureFor(dir, code, `${dir} cannot be used (${code})`);
+  }
+}
+
+export async function runFsyncProbe(options: FsyncProbeOptions): Promise<FsyncProbeResult> {
+  const started = performance.now();
+  const dir = path.resolve(options.dir);
+  const sizeBytes = options.sizeBytes ?? DEFAULT_SIZE_BYTES;
+  const blockSize = options.blockSize ?? DEFAULT_BLOCK_SIZE;
+  if (!(Number.isInteger(blockSize) && blockSize > 0 && Number.isInteger(sizeBytes) && sizeBytes >= blockSize)) {
+    return failureFor(dir, 'EINVAL', `--size (${sizeBytes}) must be a whole number of bytes ≥ --block-size (${blockSize}) > 0`);
+  }
+  if (insideEtcdMember(dir)) {
+    return failureFor(dir, 'EINVAL', `${dir} is inside etcd's member/ directory; probe its parent (the data dir) or another directory on the same disk`);
+  }
+  const checked = await checkDir(dir);
+  if ('ok' in checked) return checked;
+  const stale = await removeStaleProbeFiles(dir);
+  const free = await (options.freeBytes ?? defaultFreeBytes)(dir).catch(() => Infinity);
+  if (free < sizeBytes + FREE_SPACE_MARGIN) {
+    const mib = (n: number): string => (n / 1024 / 1024).toFixed(1);
+    return failureFor(dir, 'ENOSPC', `${dir} has ${mib(free)} MiB free, the probe needs ${mib(sizeBytes + FREE_SPACE_MARGIN)} MiB`, stale);
+  }
+  const file = path.join(dir, `${PROBE_FILE_PREFIX}${process.pid}-${randomBytes(4).toString('hex')}.tmp`);
+  let worker: Worker | undefined;
+  const detach = cleanupOnSignals(file, () => worker);
+  try {
+    const prepared = await preallocate(file, sizeBytes, options.useFallocate ?? true);
+    if ('code' in prepared) return failureFor(dir, prepared.code, prepared.message, stale);
+    const job: WorkerJob = { file, sizeBytes, blockSize, fillWithZeros: prepared.method === 'zeros' };
+    const run = runWorker(job, options.onProgress);
+    worker = run.worker;
+    const outcome = await run.done;
+    await worker.terminate();
+    if (outcome.type !== 'done') {
+      const code = outcome.type === 'error' ? outcome.code : 'EUNKNOWN';
+      const message = outcome.type === 'error' ? `${outcome.phase} of ${file} failed: ${outcome.message}` : 'unexpected message';
+      return failureFor(dir, code, message, stale);
+    }
+    await unlink(file).catch(() => undefined);
+    return {
+      ok: true,
+      ...latencySummary(outcome.durationsMs),
+      wallMs: round(performance.now() - started),
+      bytesWritten: outcome.bytesWritten,
+      blockSize,
+      dir,
+      device: checked.device,
+      sameDeviceAsEtcd: options.expectedDevice === undefined ? null : options.expectedDevice === checked.device,
+      preallocation: prepared.method,
+      staleFilesRemoved: stale,
+    };
+  } finally {
+    detach();
+    await unlink(file).catch(() => undefined);
+  }
+}
+
+function round(ms: number): number {
+  return Math.round(ms * 1000) / 1000;
+}

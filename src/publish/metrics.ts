@@ -1,0 +1,154 @@
+// Prometheus metrics on a private registry. Every gauge derived from the report reads the cached
+// last report in collect(): a scrape never triggers a scan. Labels are bounded: rule ids come from
+// the finite rule set, components from a fixed list, info-label values are capped in length and count.
+import { Counter, Gauge, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
+import type { Fact } from '../facts/fact-set.ts';
+import type { Report } from '../report/types.ts';
+
+const P = 'node_tuning_advisor_';
+const COMPONENTS: Record<string, string> = {
+  kubelet: 'kubelet',
+  scheduler: 'kube-scheduler',
+  controllerManager: 'kube-controller-manager',
+};
+const FSYNC_SOURCES: Record<string, string> = { 'etcd.fsync.p99Ms': 'probe', 'etcd.walFsync.p99Ms': 'etcd_metrics' };
+const INFO_FACTS: Record<string, { name: string; label: string; help: string }> = {
+  'cpu.governor': { name: 'cpu_governor_info', label: 'governor', help: 'CPU frequency governor(s) in use (value 1).' },
+  'cpu.driver': { name: 'cpu_driver_info', label: 'driver', help: 'CPU frequency scaling driver (value 1).' },
+  'tuned.activeProfiles': { name: 'tuned_profile_info', label: 'profile', help: 'Active tuned profile(s) (value 1).' },
+};
+const MAX_INFO_VALUES = 8;
+const MAX_LABEL_CHARS = 64;
+
+export interface AgentMetrics {
+  registry: Registry;
+  /** Store the report the gauges read at scrape time. */
+  setReport(report: Report, durationSeconds: number, finishedAtMs: number): void;
+  scanFailed(): void;
+  countApiRequest(verb: string, code: string): void;
+}
+
+function decided(fact: Fact | undefined): Fact['value'] | undefined {
+  return fact === undefined || fact.unknown !== undefined ? undefined : fact.value;
+}
+
+function numeric(fact: Fact | undefined): number | undefined {
+  const value = decided(fact);
+  return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
+}
+
+function infoValues(fact: Fact | undefined): string[] {
+  const value = decided(fact);
+  const list = Array.isArray(value) ? value : value === null || value === undefined ? [] : [value];
+  const strings = list.filter((v): v is string | number => typeof v === 'string' || typeof v === 'number');
+  return [...new Set(strings.map((v) => String(v).slice(0, MAX_LABEL_CHARS)))].sort().slice(0, MAX_INFO_VALUES);
+}
+
+export function createAgentMetrics(version: string): AgentMetrics {
+  const registry = new Registry();
+  // Report-derived gauges join the registry with the first report: before it they would read 0
+  // (an unlabelled gauge cannot be absent), and a score of 0 would page someone.
+  const derived = new Registry();
+  const registers = [derived];
+  let report: Report | undefined;
+  const facts = (): Record<string, Fact> => report?.facts ?? {};
+  collectDefaultMetrics({ register: registry });
+  // prom-client names these gauges *_total, which `promtool check metrics` rejects; the
+  // per-type series beside them (nodejs_active_handles{type}) carry the same information.
+  for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) {
+    registry.removeSingleMetric(name);
+  }
+
+  new Gauge({ name: `${P}build_info`, help: 'Build of the running agent (value 1).', labelNames: ['version', 'nodejs'], registers: [registry] })
+    .set({ version, nodejs: process.versions.node }, 1);
+  new Gauge({
+    name: `${P}score`, help: 'Tuning score of this node, 0-100 (100 = nothing to fix).', registers,
+    collect() { if (report) this.set(report.score); },
+  });
+  new Gauge({
+    name: `${P}finding`, help: 'Rule status on this node: 1 = failing, 0 = not failing.',
+    labelNames: ['rule', 'severity', 'category'], registers,
+    collect() {
+      this.reset();
+      for (const f of report?.findings ?? []) {
+        this.set({ rule: f.ruleId, severity: f.severity, category: f.category }, f.status === 'fail' ? 1 : 0);
+      }
+    },
+  });
+  new Gauge({
+    name: `${P}kernel_hz`, help: 'Kernel timer frequency CONFIG_HZ in hertz, by the file it was read from.',
+    labelNames: ['source'], registers,
+    collect() {
+      this.reset();
+      const fact = facts()['kernel.hz'];
+      const hz = numeric(fact);
+      if (hz !== undefined) this.set({ source: (fact as Fact).source.slice(0, MAX_LABEL_CHARS) }, hz);
+    },
+  });
+  for (const [key, info] of Object.entries(INFO_FACTS)) {
+    new Gauge({
+      name: `${P}${info.name}`, help: info.help, labelNames: [info.label], registers,
+      collect() { this.reset(); for (const v of infoValues(facts()[key])) this.set({ [info.label]: v }, 1); },
+    });
+  }
+  new Gauge({
+    name: `${P}etcd_fsync_p99_seconds`, help: '99th percentile of etcd disk fsync latency, by measurement source.',
+    labelNames: ['source'], registers,
+    collect() {
+      this.reset();
+      for (const [key, source] of Object.entries(FSYNC_SOURCES)) {
+        const ms = numeric(facts()[key]);
+        if (ms !== undefined) this.set({ source }, ms / 1000);
+      }
+    },
+  });
+  perComponentGauge(registers, 'client_qps', 'Effective kube-api-qps of the component on this node.', 'kubeAPIQPS', facts);
+  perComponentGauge(registers, 'client_burst', 'Effective kube-api-burst of the component on this node.', 'kubeAPIBurst', facts);
+  perComponentGauge(
+    registers, 'client_throttled_requests', 'Client-side throttling log lines in the recent window, by component.',
+    'count', facts, 'throttling',
+  );
+  const duration = new Gauge({ name: `${P}scan_duration_seconds`, help: 'Duration of the last scan.', registers });
+  const lastSuccess = new Gauge({
+    name: `${P}last_scan_success_timestamp_seconds`, help: 'Unix time of the last successful scan.', registers,
+  });
+  const scanErrors = new Counter({ name: `${P}scan_errors_total`, help: 'Scans that failed.', registers: [registry] });
+  const apiRequests = new Counter({
+    name: `${P}api_requests_total`, help: 'Requests this agent sent to kube-apiserver, by verb and HTTP code.',
+    labelNames: ['verb', 'code'], registers: [registry],
+  });
+  let joined = false;
+
+  return {
+    registry,
+    setReport(next, durationSeconds, finishedAtMs) {
+      report = next;
+      if (!joined) {
+        joined = true;
+        // getMetricsAsArray returns the metric instances themselves (typed as plain MetricObject).
+        for (const metric of derived.getMetricsAsArray()) registry.registerMetric(metric as unknown as Metric);
+      }
+      duration.set(durationSeconds);
+      lastSuccess.set(finishedAtMs / 1000);
+    },
+    scanFailed: () => scanErrors.inc(),
+    countApiRequest: (verb, code) => apiRequests.inc({ verb, code }),
+  };
+}
+
+function perComponentGauge(
+  registers: Registry[], name: string, help: string, field: string,
+  facts: () => Record<string, Fact>, prefix?: string,
+): void {
+  new Gauge({
+    name: `${P}${name}`, help, labelNames: ['component'], registers,
+    collect() {
+      this.reset();
+      for (const [factComponent, component] of Object.entries(COMPONENTS)) {
+        const key = prefix ? `${prefix}.${factComponent}.${field}` : `${factComponent}.${field}`;
+        const value = numeric(facts()[key]);
+        if (value !== undefined) this.set({ component }, value);
+      }
+    },
+  });
+}

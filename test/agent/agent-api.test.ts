@@ -1,0 +1,165 @@
+// The agent through the real @kubernetes/client-node against the in-process apiserver stand-in:
+// exact request counts for steady state, change, restart, retries, watch expiry and shutdown.
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { PassThrough } from 'node:stream';
+import { renderAnnotations, SUMMARY_KEY, ANNOTATION_PREFIX } from '../../src/publish/annotations.ts';
+import type { Report } from '../../src/report/types.ts';
+import { FakeApiServer } from '../helpers/fake-apiserver.ts';
+import { runAgent } from '../helpers/agent-harness.ts';
+import { finding, seedReport } from '../helpers/reports.ts';
+
+async function cluster(t: TestContext): Promise<{ server: FakeApiServer; kubeconfig: string }> {
+  const server = new FakeApiServer();
+  await server.start();
+  t.after(() => server.stop());
+  server.addNode('worker-1', { 'kubeadm.alpha.kubernetes.io/cri-socket': 'unix:///run/containerd/containerd.sock' });
+  return { server, kubeconfig: server.writeKubeconfig() };
+}
+
+function ours(annotations: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(annotations).filter(([k]) => k.startsWith(ANNOTATION_PREFIX)));
+}
+
+/** kernel-tick-rate passes from scan `from` on. */
+function tickFixedFrom(from: number): (scan: number) => Report {
+  return (scan) => {
+    const r = seedReport();
+    if (scan < from) return r;
+    r.findings = r.findings.map((f) => (f.ruleId === 'kernel-tick-rate' ? finding(f.ruleId, 'pass', { observed: 'CONFIG_HZ=1000' }) : f));
+    return r;
+  };
+}
+
+test('first publish, then ten unchanged cycles: 0 writes; one change: exactly 1 PATCH + 1 Event', async (t) => {
+  const { server, kubeconfig } = await cluster(t);
+  const first = runAgent(kubeconfig, tickFixedFrom(Infinity), { stopAfterScans: 11 });
+  assert.equal(await first.result, 0);
+  assert.equal(server.count('PATCH'), 1, 'first publish patches once');
+  assert.equal(server.count('POST', '/api/v1/namespaces/default/events'), 3, 'one Warning per failing rule');
+  assert.equal(server.writes(), 4, 'ten unchanged cycles after the first publish send nothing');
+  assert.equal(server.count('GET', '/api/v1/nodes', (r) => !r.query.has('watch')), 1, 'one LIST');
+  assert.equal(server.count('GET', '/api/v1/nodes/'), 0, 'no per-cycle GET');
+  assert.equal(server.requests.find((r) => r.method === 'PATCH')?.contentType, 'application/merge-patch+json');
+  assert.deepEqual(ours(server.node('worker-1')?.metadata.annotations), renderAnnotations(seedReport()));
+  assert.ok(server.node('worker-1')?.metadata.annotations['kubeadm.alpha.kubernetes.io/cri-socket'], 'foreign key kept');
+  assert.deepEqual(server.events.map((e) => [e.type, e.reason, e.involvedObject.uid]).sort(),
+    Array(3).fill(['Warning', 'TuningRecommendation', 'uid-worker-1']));
+
+  const before = server.requests.length;
+  const second = runAgent(kubeconfig, tickFixedFrom(3), { stopAfterScans: 6 });
+  assert.equal(await second.result, 0);
+  const after = server.requests.slice(before);
+  assert.equal(after.filter((r) => r.method === 'PATCH').length, 1, 'restart + one change: one PATCH');
+  assert.equal(after.filter((r) => r.method === 'POST').length, 1, 'one Event');
+  const resolved = server.events.at(-1);
+  assert.equal(resolved?.reason, 'TuningResolved');
+  assert.equal(resolved?.type, 'Normal');
+  assert.match(resolved?.message, /kernel-tick-rate passes now: CONFIG_HZ=1000/);
+});
+
+test('a restart with unchanged state sends 0 writes and 0 Events', async (t) => {
+  const { server, kubeconfig } = await cluster(t);
+  assert.equal(await runAgent(kubeconfig, () => seedReport(), { agent: { once: true } }).result, 0);
+  const writes = server.writes();
+  assert.equal(writes, 4);
+  assert.equal(await runAgent(kubeconfig, () => seedReport(), { stopAfterScans: 3 }).result, 0);
+  assert.equal(server.writes(), writes);
+});
+
+test('500 ×3 then success converges to annotations equal to the report', async (t) => {
+  const { server, kubeconfig } = await cluster(t);
+  server.inject('PATCH', '/api/v1/nodes/', { status: 500 }, { status: 500 }, { status: 500 });
+  const run = runAgent(kubeconfig, () => seedReport(), { agent: { once: true } });
+  assert.equal(await run.result, 0);
+  assert.equal(server.count('PATCH'), 4);
+  assert.equal(server.count('POST'), 3, 'Events only after the patch landed, once each');
+  assert.deepEqual(ours(server.node('worker-1')?.metadata.annotations), renderAnnotations(seedReport()));
+  assert.equal(run.logs.filter((l) => /publish failed \(HTTP 500: injected 500\); attempt \d/.test(l)).length, 3);
+});
+
+test('429 honours Retry-After before retrying', async (t) => {
+  const { server, kubeconfig } = await cluster(t);
+  server.inject('PATCH', '/api/v1/nodes/', { status: 429, retryAfter: 1 });
+  assert.equal(await runAgent(kubeconfig, () => seedReport(), { agent: { once: true } }).result, 0);
+  const patches = server.requests.filter((r) => r.method === 'PATCH');
+  assert.equal(patches.length, 2);
+  assert.ok((patches[1]?.at ?? 0) - (patches[0]?.at ?? 0) >= 990, 'waited for Retry-After: 1');
+});
+
+test('a failed Event is retried without a second PATCH; an external edit is repaired with one PATCH', async (t) => {
+  const { server, kubeconfig } = await cluster(t);
+  server.inject('POST', '/api/v1/namespaces/default/events', { status: 503 });
+  let edited = false;
+  const run = runAgent(kubeconfig, (scan) => {
+    if (scan === 4 && !edited) {
+      edited = true;
+      server.editNode('worker-1', (n) => { delete n.metadata.annotations[SUMMARY_KEY]; });
+    }
+    return seedReport();
+  }, { stopAfterScans: 7 });
+  assert.equal(await run.result, 0);
+  assert.equal(server.events.length, 3, 'all three Events arrive once');
+  const patches = server.requests.filter((r) => r.method === 'PATCH');
+  assert.equal(patches.length, 2);
+  assert.deepEqual(Object.keys((patches[1]?.body as any).metadata.annotations), [SUMMARY_KEY]);
+});
+
+test('watch expiry (410) re-lists and the agent keeps the Node current', async (t) => {
+  const { server, kubeconfig } = await cluster(t);
+  let expired = false;
+  const run = runAgent(kubeconfig, (scan) => {
+    if (scan === 3 && !expired) { expired = true; server.expireWatches(); }
+    if (scan === 5) server.editNode('worker-1', (n) => { n.metadata.annotations[`${ANNOTATION_PREFIX}stale`] = 'x'; });
+    return seedReport();
+  }, { stopAfterScans: 8 });
+  assert.equal(await run.result, 0);
+  assert.equal(server.count('GET', '/api/v1/nodes', (r) => !r.query.has('watch')), 2, 'LIST again after 410');
+  assert.ok(server.count('GET', '/api/v1/nodes', (r) => r.query.get('watch') === 'true') >= 2);
+  assert.ok(server.requests.every((r) => r.path !== '/api/v1/nodes' || r.query.get('fieldSelector') === 'metadata.name=worker-1'));
+  const last = server.requests.filter((r) => r.method === 'PATCH').at(-1);
+  assert.deepEqual((last?.body as any).metadata.annotations, { [`${ANNOTATION_PREFIX}stale`]: null });
+});
+
+test('a PATCH that never answers times out and is retried', async (t) => {
+  const { server, kubeconfig } = await cluster(t);
+  server.inject('PATCH', '/api/v1/nodes/', { status: 200, hang: true });
+  const run = runAgent(kubeconfig, () => seedReport(), { agent: { once: true } });
+  assert.equal(await run.result, 0);
+  assert.equal(server.count('PATCH'), 2);
+  assert.match(run.logs[0] ?? '', /publish failed \(patch timed out after 0.5 s\)/);
+});
+
+test('stop() during an in-flight PATCH lets it finish, then exits 0', async (t) => {
+  const { server, kubeconfig } = await cluster(t);
+  server.inject('PATCH', '/api/v1/nodes/', { status: 200, delayMs: 300 });
+  const run = runAgent(kubeconfig, () => seedReport());
+  while (server.count('PATCH') === 0) await new Promise((r) => setTimeout(r, 10));
+  run.agent.stop();
+  assert.equal(await run.result, 0);
+  assert.deepEqual(ours(server.node('worker-1')?.metadata.annotations), renderAnnotations(seedReport()));
+});
+
+test('--dry-run prints the merge patch and sends no write', async (t) => {
+  const { server, kubeconfig } = await cluster(t);
+  const out = new PassThrough();
+  let printed = '';
+  out.on('data', (chunk) => { printed += chunk; });
+  assert.equal(await runAgent(kubeconfig, () => seedReport(), { agent: { once: true }, dryRunOut: out }).result, 0);
+  assert.equal(server.writes(), 0);
+  assert.match(printed, /PATCH \/api\/v1\/nodes\/worker-1 \(Content-Type: application\/merge-patch\+json\)/);
+  assert.match(printed, /"node-tuning-advisor.io\/summary": "score 73\/100/);
+  assert.match(printed, /Event Warning TuningRecommendation: CRIT etcd-fsync-latency/);
+});
+
+test('a missing Node and a refused connection give clear messages and back off, no crash', async (t) => {
+  const { server, kubeconfig } = await cluster(t);
+  server.editNode('worker-1', (n) => { n.metadata.name = 'other'; });
+  const missing = runAgent(kubeconfig, () => seedReport(), { agent: { once: true, onceAttempts: 2 } });
+  assert.equal(await missing.result, 1);
+  assert.match(missing.logs[0] ?? '', /node "worker-1" does not exist; check --node-name or NODE_NAME/);
+  await server.stop();
+  const refused = runAgent(kubeconfig, () => seedReport(), { agent: { once: true, onceAttempts: 2, nodeReadTimeoutMs: 300 } });
+  assert.equal(await refused.result, 1);
+  assert.ok(refused.logs.some((l) => /ECONNREFUSED/.test(l)), refused.logs.join('\n'));
+});

@@ -1,0 +1,72 @@
+// The `agent` command end to end: the real CLI process, a real scan of a fixture host, the
+// stand-in apiserver; SIGTERM ends it cleanly while /metrics kept serving.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { PassThrough } from 'node:stream';
+import { main } from '../../src/cli/main.ts';
+import { ANNOTATION_PREFIX, SUMMARY_KEY } from '../../src/publish/annotations.ts';
+import { FakeApiServer } from '../helpers/fake-apiserver.ts';
+
+const BIN = fileURLToPath(new URL('../../bin/node-tuning-advisor.js', import.meta.url));
+const HOST = fileURLToPath(new URL('../fixtures/hosts/intel-pstate-epp-power', import.meta.url));
+
+async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let out = '';
+  let err = '';
+  stdout.on('data', (d) => { out += d; });
+  stderr.on('data', (d) => { err += d; });
+  const code = await main(args, { stdout, stderr, env: {} });
+  return { code, out, err };
+}
+
+test('agent --once --dry-run scans the host and prints the patch; bad flags name the flag', async (t) => {
+  const server = new FakeApiServer();
+  await server.start();
+  t.after(() => server.stop());
+  server.addNode('worker-1');
+  const kubeconfig = server.writeKubeconfig();
+  const run = await cli(['agent', '--kubeconfig', kubeconfig, '--node-name', 'worker-1', '--host-root', HOST, '--once', '--dry-run']);
+  assert.equal(run.code, 0, run.err);
+  assert.match(run.out, /dry-run: PATCH \/api\/v1\/nodes\/worker-1/);
+  assert.match(run.out, /"node-tuning-advisor.io\/summary": "score \d+\/100 grade [A-F]/);
+  assert.equal(server.writes(), 0);
+
+  const bad = await cli(['agent', '--kubeconfig', kubeconfig, '--node-name', 'worker-1', '--interval', '5 minutes']);
+  assert.equal(bad.code, 2);
+  assert.match(bad.err, /--interval "5 minutes" is not a duration; use e\.g\. 30s, 5m/);
+  const noNode = await cli(['agent', '--kubeconfig', kubeconfig]);
+  assert.match(noNode.err, /pass --node-name NAME or set NODE_NAME/);
+  const addr = await cli(['agent', '--kubeconfig', kubeconfig, '--node-name', 'w', '--metrics-addr', 'nope']);
+  assert.match(addr.err, /--metrics-addr "nope" is not HOST:PORT/);
+});
+
+test('agent process publishes, serves /metrics, and exits 0 on SIGTERM', async (t) => {
+  const server = new FakeApiServer();
+  await server.start();
+  t.after(() => server.stop());
+  server.addNode('worker-1');
+  const child = spawn(process.execPath, [BIN, 'agent', '--kubeconfig', server.writeKubeconfig(), '--node-name', 'worker-1',
+    '--host-root', HOST, '--interval', '1h', '--startup-jitter', '1ms', '--metrics-addr', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let err = '';
+  child.stderr.on('data', (d) => { err += d; });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  t.after(() => { if (child.exitCode === null) child.kill('SIGKILL'); });
+  const deadline = Date.now() + 15_000;
+  while ((server.count('PATCH') === 0 || !/on 127\.0\.0\.1:\d+/.test(err)) && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  assert.equal(server.count('PATCH'), 1, err);
+  assert.match(server.node('worker-1')?.metadata.annotations[SUMMARY_KEY], /^score \d+\/100 grade/);
+  const port = /on 127\.0\.0\.1:(\d+)/.exec(err)?.[1];
+  const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  assert.match(metrics, /^node_tuning_advisor_score \d+$/m);
+  assert.match(metrics, /^node_tuning_advisor_api_requests_total\{verb="patch",code="200"\} 1$/m);
+  assert.equal((await fetch(`http://127.0.0.1:${port}/readyz`)).status, 200);
+  child.kill('SIGTERM');
+  assert.equal(await exited, 0, err);
+  assert.ok(Object.keys(server.node('worker-1')?.metadata.annotations).every((k: string) => k.startsWith(ANNOTATION_PREFIX)));
+});

@@ -1,0 +1,38 @@
+// Runs the real agent wiring (client-node over HTTP) against the fake apiserver.
+import type { Report } from '../../src/report/types.ts';
+import type { Agent, AgentOptions } from '../../src/agent/agent.ts';
+import { TokenBucket } from '../../src/agent/backoff.ts';
+import { wireAgent } from '../../src/agent/wire.ts';
+import type { AgentMetrics } from '../../src/publish/metrics.ts';
+
+export const FAST: Partial<AgentOptions> = {
+  intervalMs: 40, startupJitterMs: 0, nodeReadTimeoutMs: 2_000, backoff: { baseMs: 20, capMs: 200 },
+};
+
+export interface RunningAgent {
+  agent: Agent;
+  logs: string[];
+  result: Promise<number>;
+  scans: () => number;
+}
+
+/** Start an agent whose scan returns reportFor(scanNumber); stop it after `stopAfterScans` scans if given. */
+export function runAgent(
+  kubeconfig: string, reportFor: (scan: number) => Report,
+  opts: { agent?: Partial<AgentOptions>; stopAfterScans?: number; metrics?: AgentMetrics; dryRunOut?: NodeJS.WritableStream } = {},
+): RunningAgent {
+  const logs: string[] = [];
+  let scans = 0;
+  let agent: Agent | undefined;
+  agent = wireAgent({
+    kubeconfig, nodeName: 'worker-1', log: (line) => logs.push(line), metrics: opts.metrics, dryRunOut: opts.dryRunOut,
+    limiter: new TokenBucket(1000, 1000), ownWriteWaitMs: 2_000, requestTimeoutMs: 500,
+    agent: { ...FAST, ...opts.agent },
+    scan: async () => {
+      scans += 1;
+      if (opts.stopAfterScans !== undefined && scans >= opts.stopAfterScans) queueMicrotask(() => agent?.stop());
+      return reportFor(scans);
+    },
+  });
+  return { agent, logs, result: agent.run(), scans: () => scans };
+}
