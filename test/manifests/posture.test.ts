@@ -33,7 +33,6 @@ const NOT_MOUNTED: Record<string, string> = {
  */
 const PENDING: Record<string, string> = {
   '/etc/default': 'issue 4: KUBELET_EXTRA_ARGS in /etc/default/kubelet',
-  '/etc/systemd/system': 'issues 3, 4: etcd/kubelet/k3s unit files',
   '/run/systemd/system': 'issue 4: is systemd running (journal vs log files)',
   '/var/lib/kubelet/kubeadm-flags.env': 'issue 4: KUBELET_KUBEADM_ARGS',
   '/var/log': 'issue 4: throttling lines in /var/log/pods, syslog, kubelet.log',
