@@ -52,23 +52,29 @@ const sourceUrls: Plugin = {
 
 const BANNER = "import { createRequire as __ntaCreateRequire } from 'node:module'; const require = __ntaCreateRequire(import.meta.url);";
 
-async function bundle(entryPoints: Record<string, string>, outExtension: string): Promise<void> {
+async function bundle(entryPoints: Record<string, string>, outExtension: string, outdir: string): Promise<void> {
   await build({
-    entryPoints, outdir: OUT_DIR, bundle: true, platform: 'node', format: 'esm', target: 'node24',
+    entryPoints, outdir, bundle: true, platform: 'node', format: 'esm', target: 'node24',
     outExtension: { '.js': outExtension }, banner: { js: BANNER }, legalComments: 'none', logLevel: 'warning',
     plugins: [sourceUrls],
   });
 }
 
-export async function main(): Promise<void> {
-  await bundle({ 'node-tuning-advisor': path.join(ROOT, 'bin', 'node-tuning-advisor.js') }, '.mjs');
+/** Writes the bundle (and its workers) into outDir, which must sit two levels below an app root. */
+export async function bundleTo(outDir: string): Promise<{ file: string; workers: string[] }> {
+  await bundle({ 'node-tuning-advisor': path.join(ROOT, 'bin', 'node-tuning-advisor.js') }, '.mjs', outDir);
   const workers = await workerEntries();
   // A worker loaded as './x.ts' must exist under that very name: esbuild writes JS, which Node
   // runs as TypeScript without types (plain JS is valid there).
-  for (const [name, file] of Object.entries(workers)) await bundle({ [name.replace(/\.ts$/, '')]: file }, '.ts');
+  for (const [name, file] of Object.entries(workers)) await bundle({ [name.replace(/\.ts$/, '')]: file }, '.ts', outDir);
+  return { file: path.join(outDir, path.basename(BUNDLE)), workers: Object.keys(workers) };
+}
+
+export async function main(): Promise<void> {
+  const { workers } = await bundleTo(OUT_DIR);
   const { size } = await stat(BUNDLE);
   process.stdout.write(`bundle: ${path.relative(ROOT, BUNDLE)} ${(size / 1024 / 1024).toFixed(2)} MiB` +
-    `${Object.keys(workers).length ? `, workers: ${Object.keys(workers).join(', ')}` : ''}\n`);
+    `${workers.length ? `, workers: ${workers.join(', ')}` : ''}\n`);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await main();
