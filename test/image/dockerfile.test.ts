@@ -76,4 +76,13 @@ async function runImage(t: { diagnostic(m: string): void }, run: StageRun, stage
   const status = Object.fromEntries(report.findings.map((f) => [f.ruleId, f.status]));
   assert.equal(status['kernel-tick-rate'], 'fail', 'bundled rules found and evaluated: CONFIG_HZ=250 fails');
   assert.equal(status['cpu-governor'], 'fail');
+  // The fsync probe's worker thread is a separate file of the bundle: it must have been copied too.
+  const probeDir = await mkdtemp(path.join(tmpdir(), 'nta-image-probe-'));
+  try {
+    const probe = JSON.parse((await exec(['probe', 'fsync', '--dir', probeDir, '--size', '256KiB', '--output', 'json'])).stdout) as { ok: boolean; samples: number };
+    assert.equal(probe.ok, true);
+    assert.ok(probe.samples > 100, `${probe.samples} fdatasync samples`);
+  } finally {
+    await rm(probeDir, { recursive: true, force: true });
+  }
 }
