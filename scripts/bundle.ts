@@ -50,12 +50,14 @@ const sourceUrls: Plugin = {
   },
 };
 
+// Whitespace and syntax minified, identifiers kept (readable stack traces): 3.9 MiB instead of
+// 7.3 MiB, and ~22 MiB less resident in the agent (bench/footprint.ts).
 const BANNER = "import { createRequire as __ntaCreateRequire } from 'node:module'; const require = __ntaCreateRequire(import.meta.url);";
 
 async function bundle(entryPoints: Record<string, string>, outExtension: string, outdir: string): Promise<void> {
   await build({
     entryPoints, outdir, bundle: true, platform: 'node', format: 'esm', target: 'node24',
-    outExtension: { '.js': outExtension }, banner: { js: BANNER }, legalComments: 'none', logLevel: 'warning',
+    outExtension: { '.js': outExtension }, banner: { js: BANNER }, legalComments: 'none', logLevel: 'warning', minifyWhitespace: true, minifySyntax: true,
     plugins: [sourceUrls],
   });
 }
