@@ -14,6 +14,7 @@ const BIN = fileURLToPath(new URL('../bin/node-tuning-advisor.js', import.meta.u
 const HOST = fileURLToPath(new URL('../test/fixtures/hosts/intel-pstate-epp-power', import.meta.url));
 const RSS_SECONDS = Number(process.env.NTA_BENCH_AGENT_SECONDS ?? 90);
 const CONCURRENCY = 8;
+const LEAN_FLAGS = ['--max-semi-space-size=1', '--max-old-space-size=64'];
 const LOAD_SECONDS = 5;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -92,13 +93,20 @@ export async function run(): Promise<void> {
   const port = await freePort();
   const agent = spawn(process.execPath, [BIN, 'agent', '--kubeconfig', server.writeKubeconfig(), '--node-name', 'worker-1',
     '--host-root', HOST, '--interval', '5s', '--startup-jitter', '1ms', '--metrics-addr', `127.0.0.1:${port}`], { stdio: 'ignore' });
+  // The same agent with a small young generation, as a DaemonSet could run it (NODE_OPTIONS).
+  const smallPort = await freePort();
+  const small = spawn(process.execPath, [...LEAN_FLAGS, BIN, 'agent', '--kubeconfig', server.writeKubeconfig(), '--node-name', 'worker-1',
+    '--host-root', HOST, '--interval', '5s', '--startup-jitter', '1ms', '--metrics-addr', `127.0.0.1:${smallPort}`], { stdio: 'ignore' });
   const bare = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
   await waitForHttp(`http://127.0.0.1:${port}/readyz`);
+  await waitForHttp(`http://127.0.0.1:${smallPort}/readyz`);
   await sleep(RSS_SECONDS * 1000);
   const agentRss = rssMiB(agent.pid as number);
+  const smallRss = rssMiB(small.pid as number);
   const bareRss = rssMiB(bare.pid as number);
-  console.log(`RSS after ${RSS_SECONDS} s (scan every 5 s): agent ${agentRss.toFixed(1)} MiB, bare node ${bareRss.toFixed(1)} MiB, ratio ${(agentRss / bareRss).toFixed(2)}x (goal ≤ 1.3x)`);
-  await stop(bare);
+  console.log(`RSS after ${RSS_SECONDS} s (scan every 5 s): agent ${agentRss.toFixed(1)} MiB (${(agentRss / bareRss).toFixed(2)}x), ` +
+    `agent with ${LEAN_FLAGS.join(' ')} ${smallRss.toFixed(1)} MiB (${(smallRss / bareRss).toFixed(2)}x), bare node ${bareRss.toFixed(1)} MiB (goal ≤ 1.3x)`);
+  await Promise.all([stop(bare), stop(small)]);
 
   const ours = await scrapesPerSecond(`http://127.0.0.1:${port}/metrics`);
   let line = `/metrics at concurrency ${CONCURRENCY} for ${LOAD_SECONDS} s: agent ${ours.toFixed(0)} req/s`;

@@ -123,5 +123,5 @@ export function describeError(err: unknown): string {
   }
   if (typeof e?.statusCode === 'number') return `HTTP ${e.statusCode}`;
   const cause = e?.cause?.code;
-  return cause ? `${cause} (${e.message ?? 'request failed'})` : (e?.message ?? String(err));
+  return cause ? `cannot reach the API server: ${cause}` : (e?.message ?? String(err));
 }

@@ -9,8 +9,13 @@ import inventory from './inventory.ts';
 import etcd from './etcd.ts';
 import etcdPriority from './etcd-priority.ts';
 import { createEtcdFsyncCollector, type EtcdFsyncSettings } from './etcd-fsync.ts';
+import kubelet from './kubelet.ts';
+import controlPlaneLimits from './control-plane-limits.ts';
+import throttling from './throttling.ts';
 
-export const COLLECTORS: readonly Collector[] = [kernel, cpu, tuned, nodeRole, inventory, etcd, etcdPriority, createEtcdFsyncCollector({ run: false })];
+export const COLLECTORS: readonly Collector[] = [
+  kernel, cpu, tuned, nodeRole, inventory, etcd, etcdPriority, createEtcdFsyncCollector({ run: false }), kubelet, controlPlaneLimits, throttling,
+];
 
 /** The collectors with the fsync probe switched on (`scan --probe`). */
 export function collectorsWithProbe(settings: Omit<EtcdFsyncSettings, 'run'>): Collector[] {

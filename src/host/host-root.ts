@@ -38,6 +38,16 @@ export interface DirRead {
 export type TextResult = TextRead | ReadFailure;
 export type DirResult = DirRead | ReadFailure;
 
+export interface TailRead {
+  ok: true;
+  path: string;
+  data: Buffer;
+  start: number;
+  size: number;
+}
+
+export type TailResult = TailRead | ReadFailure;
+
 export interface ReadOptions {
   maxBytes?: number;
 }
@@ -117,6 +127,48 @@ export class HostRoot {
     } catch (error) {
       const reason = `${hostPath}: not a readable gzip file (${(error as Error).message})`;
       return { ok: false, path: hostPath, code: 'EINVAL', reason };
+    }
+  }
+
+  /**
+   * Up to maxBytes ending at `end` (default: the end of the file), for reading logs backwards in
+   * bounded chunks. `start` is the offset of the first byte returned; `size` the file's size.
+   */
+  async readTail(hostPath: string, options: { maxBytes: number; end?: number }): Promise<TailResult> {
+    const where = await this.resolve(hostPath);
+    if (!where.ok) return where;
+    let handle;
+    try {
+      handle = await open(where.localPath, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
+      const info = await handle.stat();
+      if (info.isDirectory()) return { ok: false, path: hostPath, code: 'EISDIR', reason: `${hostPath} is a directory, not a file` };
+      const end = Math.min(options.end ?? info.size, info.size);
+      const start = Math.max(0, end - Math.max(0, options.maxBytes));
+      const data = Buffer.alloc(end - start);
+      let filled = 0;
+      while (filled < data.length) {
+        const { bytesRead } = await handle.read(data, filled, data.length - filled, start + filled);
+        if (bytesRead === 0) break;
+        filled += bytesRead;
+      }
+      return { ok: true, path: hostPath, data: data.subarray(0, filled), start, size: info.size };
+    } catch (error) {
+      return failure(hostPath, error);
+    } finally {
+      await handle?.close();
+    }
+  }
+
+  /** The target of a symlink as the host sees it (e.g. /proc/<pid>/cwd), without following it. */
+  async readLink(hostPath: string): Promise<TextResult> {
+    const normalized = normalizeHostPath(hostPath);
+    const parent = await this.resolve(path.posix.dirname(normalized));
+    if (!parent.ok) return parent;
+    try {
+      const target = await readlink(path.join(parent.localPath, path.posix.basename(normalized)));
+      return { ok: true, path: hostPath, text: target, truncated: false };
+    } catch (error) {
+      return failure(hostPath, error);
     }
   }
 

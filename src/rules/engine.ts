@@ -62,7 +62,8 @@ export function evaluateRule(rule: EffectiveRule, facts: FactSet): Finding {
     expected: render(rule.expected),
     message,
     evidence: evidenceFor(rule, facts, status),
-    remediation: { text: rule.remediation.text.trim(), commands: rule.remediation.commands ?? [] },
+    // Rendered like the message: a fix names the file this host's layout keeps the setting in.
+    remediation: { text: render(rule.remediation.text).trim(), commands: (rule.remediation.commands ?? []).map(render) },
     references: rule.references,
     scoreImpact: scoreImpact(status, rule.severity, rule.weight),
   });

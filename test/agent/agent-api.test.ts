@@ -121,6 +121,16 @@ test('watch expiry (410) re-lists and the agent keeps the Node current', async (
   assert.deepEqual((last?.body as any).metadata.annotations, { [`${ANNOTATION_PREFIX}stale`]: null });
 });
 
+test('a 429 on the Node LIST restarts the watch only after Retry-After', async (t) => {
+  const { server, kubeconfig } = await cluster(t);
+  server.inject('GET', '/api/v1/nodes', { status: 429, retryAfter: 1 });
+  assert.equal(await runAgent(kubeconfig, () => seedReport(), { agent: { once: true } }).result, 0);
+  const lists = server.requests.filter((r) => r.path === '/api/v1/nodes' && !r.query.has('watch'));
+  assert.equal(lists.length, 2);
+  assert.ok((lists[1]?.at ?? 0) - (lists[0]?.at ?? 0) >= 990);
+  assert.equal(server.count('PATCH'), 1);
+});
+
 test('a PATCH that never answers times out and is retried', async (t) => {
   const { server, kubeconfig } = await cluster(t);
   server.inject('PATCH', '/api/v1/nodes/', { status: 200, hang: true });

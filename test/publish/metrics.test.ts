@@ -105,6 +105,24 @@ test('scrapes read the cached report and never trigger a scan', async (t) => {
   assert.equal(await agent.result, 0);
 });
 
+test('metrics and health keep serving while the API server is unreachable', async (t) => {
+  const api = new FakeApiServer();
+  await api.start();
+  const kubeconfig = api.writeKubeconfig();
+  await api.stop();
+  const metrics = createAgentMetrics('0.1.0');
+  const agent = runAgent(kubeconfig, () => seedReport(), { metrics, agent: { intervalMs: 60_000 } });
+  const server = await startMetricsServer(metrics.registry, { host: '127.0.0.1', port: 0 }, () => agent.agent.ready);
+  t.after(() => server.close());
+  while (!/ECONNREFUSED/.test(agent.logs.join('\n'))) await new Promise((r) => setTimeout(r, 10));
+  assert.equal((await scrape(server.port, '/healthz')).status, 200);
+  const body = (await scrape(server.port)).body;
+  assert.match(body, /^node_tuning_advisor_api_requests_total\{verb="list",code="error"\} [1-9]/m);
+  assert.match(body, /^node_tuning_advisor_score 73$/m, 'the scan result is exported even before it could be published');
+  agent.agent.stop();
+  assert.equal(await agent.result, 0);
+});
+
 test('--metrics-addr parsing names the flag on bad input', () => {
   assert.deepEqual(parseListenAddress(':20263'), { host: '0.0.0.0', port: 20263 });
   assert.deepEqual(parseListenAddress('127.0.0.1:0'), { host: '127.0.0.1', port: 0 });

@@ -28,8 +28,10 @@ test('the bundled rules load without errors', async () => {
   const result = await loadRules([BUNDLED_RULES_DIR]);
   assert.deepEqual(result.errors, []);
   assert.deepEqual(result.rules.map((rule) => rule.id).sort(), [
-    'cpu-governor', 'etcd-backend-commit', 'etcd-disk-rotational', 'etcd-events-split', 'etcd-fsync-latency', 'etcd-io-priority',
-    'etcd-wal-fsync', 'kernel-tick-rate', 'tuned-profile',
+    'client-throttling', 'client-throttling-long-waits', 'controller-manager-api-qps', 'cpu-governor',
+    'etcd-backend-commit', 'etcd-disk-rotational', 'etcd-events-split', 'etcd-fsync-latency', 'etcd-io-priority',
+    'etcd-wal-fsync', 'image-pull-serialized', 'kernel-tick-rate', 'kubelet-api-qps', 'scheduler-api-qps',
+    'tuned-profile',
   ]);
 });
 

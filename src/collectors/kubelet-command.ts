@@ -1,0 +1,63 @@
+// Finds how the kubelet runs: a live `kubelet` process (its cmdline and cwd), the k3s/rke2 process that
+// embeds or launches it, or — for a snapshot without processes — the command systemd would start.
+import type { HostRoot } from '../host/host-root.ts';
+import { argsFrom, findProcesses, listProcesses, processCwd, type SourcedArg } from '../host/processes.ts';
+import { reconstructUnitCommand } from '../host/systemd-unit.ts';
+import { componentArgs, detectRancher, type RancherInstall } from './rancher.ts';
+
+export interface KubeletCommand {
+  via: 'process' | 'systemd' | 'k3s' | 'rke2';
+  /** Where the command line was read: "/proc/1234/cmdline", the unit file, or the k3s config. */
+  source: string;
+  args: SourcedArg[];
+  /** Host path relative --config paths resolve against. */
+  cwd: string;
+  pid?: number;
+  /** The binary, when the command names it (argv[0] or ExecStart's first word). */
+  binary?: string;
+  /** The files that made up the command (unit, drop-ins, environment files, config.yaml). */
+  files: string[];
+  rancher?: RancherInstall;
+  /** k3s/rke2 always start the kubelet with this drop-in directory when it exists. */
+  implicitConfigDir?: string;
+  problems: string[];
+}
+
+/** Replaces /proc/<pid>/cmdline origins by the unit file or environment file that holds the same argument. */
+function attributeOrigins(args: SourcedArg[], unitArgs: SourcedArg[]): SourcedArg[] {
+  const known = new Map(unitArgs.map((arg) => [arg.text, arg.origin]));
+  return args.map((arg) => ({ text: arg.text, origin: known.get(arg.text) ?? arg.origin }));
+}
+
+export async function findKubeletCommand(host: HostRoot): Promise<KubeletCommand | undefined> {
+  const processes = await listProcesses(host);
+  const unit = await reconstructUnitCommand(host, 'kubelet.service');
+  const live = findProcesses(processes, ['kubelet']).find((p) => !p.argv.slice(1).includes('--version'));
+  if (live) {
+    const cmdline = `/proc/${live.pid}/cmdline`;
+    const args = attributeOrigins(argsFrom(live.argv.slice(1), cmdline), unit?.args ?? []);
+    const rancher = await detectRancher(host, processes);
+    return {
+      via: 'process', source: cmdline, args, cwd: (await processCwd(host, live.pid)) ?? '/', pid: live.pid,
+      binary: live.argv[0], files: unit?.files ?? [], problems: [], ...(rancher ? { rancher } : {}),
+    };
+  }
+  const rancher = await detectRancher(host, processes);
+  if (rancher && !unit) {
+    const dropIns = `${rancher.dataDir}/agent/etc/kubelet.conf.d`;
+    return {
+      via: rancher.distro, source: rancher.process ? `/proc/${rancher.process.pid}/cmdline` : rancher.configFiles[0] ?? `/etc/rancher/${rancher.distro}/config.yaml`,
+      args: componentArgs(rancher, 'kubelet'), cwd: '/', files: rancher.configFiles, rancher,
+      ...(rancher.process ? { pid: rancher.process.pid, binary: rancher.process.argv[0] } : {}),
+      ...((await host.exists(dropIns)) ? { implicitConfigDir: dropIns } : {}),
+      problems: rancher.problems,
+    };
+  }
+  if (unit) {
+    return {
+      via: 'systemd', source: unit.files[0] as string, args: unit.args.slice(1), cwd: unit.workingDirectory,
+      files: unit.files, problems: [], ...(unit.args[0] ? { binary: unit.args[0].text } : {}),
+    };
+  }
+  return undefined;
+}

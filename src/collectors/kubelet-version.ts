@@ -1,0 +1,71 @@
+// The kubelet's version, which decides its QPS defaults: the binary's --version on the real root,
+// else the installed package, else the control plane's image tags, else a lower bound from its flags.
+import type { HostRoot } from '../host/host-root.ts';
+import { runHostCommand } from '../host/exec.ts';
+import type { FlagMap } from '../host/processes.ts';
+import { minorOf, type VersionHint } from './kubelet-config.ts';
+import type { KubeletCommand } from './kubelet-command.ts';
+
+export interface KubeletVersion {
+  version?: string;
+  source: string;
+  hint: VersionHint;
+}
+
+/** The Version: of an installed package in a dpkg status file, or undefined. */
+export function dpkgVersion(status: string, pkg: string): string | undefined {
+  for (const stanza of status.split(/\n\s*\n/)) {
+    if (!new RegExp(`^Package: ${pkg}$`, 'm').test(stanza)) continue;
+    if (!/^Status: .* installed$/m.test(stanza)) continue;
+    return /^Version: (\S+)$/m.exec(stanza)?.[1];
+  }
+  return undefined;
+}
+
+/** "v1.30.2" from "…/kube-apiserver:v1.30.2" in a static pod manifest. */
+export function imageTagVersion(manifest: string, component: string): string | undefined {
+  return new RegExp(`image:\\s*["']?\\S*/${component}:(v1\\.\\d+\\.\\d+)`).exec(manifest)?.[1];
+}
+
+async function fromBinary(host: HostRoot, command: KubeletCommand): Promise<KubeletVersion | undefined> {
+  if (!host.isRealRoot) return undefined;
+  const binary = command.rancher && command.via !== 'process' ? command.rancher.distro : command.binary ?? 'kubelet';
+  const result = await runHostCommand(host, binary, ['--version']);
+  const version = result.ok ? /v1\.\d+\.\d+\S*/.exec(result.stdout)?.[0] : undefined;
+  if (!version) return undefined;
+  return { version, source: result.source, hint: { minor: minorOf(version) as number, why: `${binary} --version says ${version}` } };
+}
+
+async function fromFiles(host: HostRoot): Promise<KubeletVersion | undefined> {
+  for (const statusFile of ['/var/lib/dpkg/status']) {
+    const status = await host.readText(statusFile, { maxBytes: 16 * 1024 * 1024 });
+    const version = status.ok ? dpkgVersion(status.text, 'kubelet') : undefined;
+    if (version && minorOf(version) !== undefined) {
+      return { version: version.replace(/-.*$/, ''), source: statusFile, hint: { minor: minorOf(version) as number, why: `package kubelet ${version} is installed` } };
+    }
+  }
+  for (const dir of ['/etc/kubernetes/manifests', '/var/lib/rancher/rke2/agent/pod-manifests']) {
+    const manifest = await host.readText(`${dir}/kube-apiserver.yaml`);
+    const version = manifest.ok ? imageTagVersion(manifest.text, 'kube-apiserver') : undefined;
+    if (version) {
+      const why = `kube-apiserver image ${version} on this node; the kubelet is taken to run the control plane's version`;
+      return { version: version.slice(1), source: `${dir}/kube-apiserver.yaml`, hint: { minor: minorOf(version) as number, why } };
+    }
+  }
+  return undefined;
+}
+
+export async function detectKubeletVersion(host: HostRoot, command: KubeletCommand, flags: FlagMap): Promise<KubeletVersion> {
+  const found = (await fromBinary(host, command)) ?? (await fromFiles(host));
+  if (found) return found;
+  if (flags.has('config-dir') || command.implicitConfigDir) {
+    const why = command.implicitConfigDir
+      ? `${command.rancher?.distro ?? 'the distribution'} starts it with --config-dir ${command.implicitConfigDir}, which only kubelets from 1.28 accept`
+      : 'it is started with --config-dir, which only kubelets from 1.28 accept';
+    return { source: 'inferred', hint: { atLeastMinor: 28, why } };
+  }
+  const reason = host.isRealRoot
+    ? 'the kubelet binary did not answer --version and no kubelet package is installed'
+    : 'no kubelet package in /var/lib/dpkg/status and no kube-apiserver manifest with an image tag';
+  return { source: 'unknown', hint: { why: reason } };
+}

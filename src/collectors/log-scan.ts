@@ -1,0 +1,155 @@
+// Scans a log file backwards from its end in fixed-size chunks, stopping at the start of the time
+// window or after a byte budget: time and memory stay bounded however large the file is.
+import type { HostRoot } from '../host/host-root.ts';
+import { lineTime, matchThrottle, THROTTLE_HINT, type ThrottleFormat } from './throttle-lines.ts';
+
+export interface ScanWindow {
+  startMs: number;
+  endMs: number;
+  referenceYear: number;
+}
+
+export interface ScanLimits {
+  chunkBytes: number;
+  budgetBytes: number;
+}
+
+export const DEFAULT_LIMITS: ScanLimits = { chunkBytes: 1024 * 1024, budgetBytes: 32 * 1024 * 1024 };
+const MAX_LINE_BYTES = 256 * 1024;
+
+export interface ThrottleHit {
+  waitMs: number;
+  format: ThrottleFormat;
+  atMs: number | undefined;
+  line: string;
+}
+
+/** Running totals, so memory stays flat however many lines match. */
+export interface ThrottleTally {
+  count: number;
+  maxWaitMs: number;
+  /** The longest wait's line (a copy, so it does not pin the chunk it was cut from). */
+  worst?: ThrottleHit;
+  formats: Set<ThrottleFormat>;
+}
+
+export function newTally(): ThrottleTally {
+  return { count: 0, maxWaitMs: 0, formats: new Set() };
+}
+
+export function addHit(tally: ThrottleTally, hit: ThrottleHit): void {
+  tally.count++;
+  tally.formats.add(hit.format);
+  if (tally.worst === undefined || hit.waitMs > tally.maxWaitMs) {
+    tally.maxWaitMs = hit.waitMs;
+    tally.worst = { ...hit, line: Buffer.from(hit.line.slice(0, 400)).toString() };
+  }
+}
+
+export function mergeTallies(into: ThrottleTally, from: ThrottleTally): void {
+  if (from.worst && (into.worst === undefined || from.maxWaitMs > into.maxWaitMs)) {
+    into.worst = from.worst;
+    into.maxWaitMs = from.maxWaitMs;
+  }
+  into.count += from.count;
+  for (const format of from.formats) into.formats.add(format);
+}
+
+export interface FileScan {
+  path: string;
+  scannedBytes: number;
+  sizeBytes: number;
+  /** True when the scan reached lines older than the window or the file's start. */
+  coveredWindow: boolean;
+  tally: ThrottleTally;
+  /** The newest line time seen (for a snapshot, the time the host was captured). */
+  newestMs: number | undefined;
+  error?: string;
+}
+
+/** Lines of text outside [start, end] are dropped; a line without a time counts as inside. */
+function collectHits(text: string, window: ScanWindow, keep: (line: string) => boolean, tally: ThrottleTally): void {
+  if (!THROTTLE_HINT.test(text)) return;
+  for (const line of text.split('\n')) {
+    const match = matchThrottle(line);
+    if (!match || !keep(line)) continue;
+    const atMs = lineTime(line, window.referenceYear);
+    if (atMs !== undefined && (atMs < window.startMs || atMs > window.endMs)) continue;
+    addHit(tally, { ...match, atMs, line });
+  }
+}
+
+/** The time of the first dated line in `lines` (the oldest in a chunk). */
+function firstTime(lines: string[], year: number): number | undefined {
+  for (const line of lines.slice(0, 50)) {
+    const t = lineTime(line, year);
+    if (t !== undefined) return t;
+  }
+  return undefined;
+}
+
+export async function newestLineTime(host: HostRoot, path: string, year: number): Promise<number | undefined> {
+  const tail = await host.readTail(path, { maxBytes: 64 * 1024 });
+  if (!tail.ok) return undefined;
+  const lines = tail.data.toString('utf8').split('\n').reverse();
+  for (const line of lines) {
+    const t = lineTime(line, year);
+    if (t !== undefined) return t;
+  }
+  return undefined;
+}
+
+/**
+ * Reads `path` backwards chunk by chunk. A chunk whose oldest line is still inside the window is only
+ * searched for throttle messages; the chunk that crosses the window start is filtered line by line.
+ */
+export async function scanLogBackwards(
+  host: HostRoot,
+  path: string,
+  window: ScanWindow,
+  limits: ScanLimits = DEFAULT_LIMITS,
+  keep: (line: string) => boolean = () => true,
+): Promise<FileScan> {
+  const scan: FileScan = { path, scannedBytes: 0, sizeBytes: 0, coveredWindow: false, tally: newTally(), newestMs: undefined };
+  let end: number | undefined;
+  let carry = Buffer.alloc(0);
+  while (scan.scannedBytes < limits.budgetBytes) {
+    const tail = await host.readTail(path, { maxBytes: Math.min(limits.chunkBytes, limits.budgetBytes - scan.scannedBytes), ...(end === undefined ? {} : { end }) });
+    if (!tail.ok) return { ...scan, error: tail.reason };
+    scan.sizeBytes = tail.size;
+    scan.scannedBytes += tail.data.length;
+    let buffer = carry.length > 0 ? Buffer.concat([tail.data, carry]) : tail.data;
+    carry = Buffer.alloc(0);
+    if (tail.start > 0) {
+      const newline = buffer.indexOf(10);
+      // A line longer than MAX_LINE_BYTES is not a log line we can use: drop it rather than grow.
+      if (newline < 0) {
+        if (buffer.length <= MAX_LINE_BYTES) carry = Buffer.from(buffer);
+        end = tail.start;
+        continue;
+      }
+      carry = Buffer.from(buffer.subarray(0, newline));
+      buffer = buffer.subarray(newline + 1);
+    }
+    const text = buffer.toString('utf8');
+    if (scan.newestMs === undefined) scan.newestMs = newestIn(text, window.referenceYear);
+    const oldest = firstTime(text.split('\n', 50), window.referenceYear);
+    const crossesStart = oldest !== undefined && oldest < window.startMs;
+    collectHits(text, window, keep, scan.tally);
+    if (crossesStart || tail.start === 0) {
+      scan.coveredWindow = true;
+      break;
+    }
+    end = tail.start;
+  }
+  return scan;
+}
+
+function newestIn(text: string, year: number): number | undefined {
+  const lines = text.split('\n');
+  for (let i = lines.length - 1; i >= 0 && i >= lines.length - 50; i--) {
+    const t = lineTime(lines[i] as string, year);
+    if (t !== undefined) return t;
+  }
+  return undefined;
+}

@@ -1,0 +1,93 @@
+// k3s and rke2 take the embedded components' flags as `<component>-arg` lists, in
+// /etc/rancher/<distro>/config.yaml, its config.yaml.d/*.yaml, and on the server/agent command line.
+import { parse as parseYaml } from 'yaml';
+import type { HostRoot } from '../host/host-root.ts';
+import { findProcesses, parseFlags, type HostProcess, type SourcedArg } from '../host/processes.ts';
+
+export type RancherDistro = 'k3s' | 'rke2';
+
+export interface RancherInstall {
+  distro: RancherDistro;
+  role: 'server' | 'agent' | 'unknown';
+  process?: HostProcess;
+  configFiles: string[];
+  dataDir: string;
+  /** Config-file entries, in order, that could not be parsed. */
+  problems: string[];
+  /** Everything from config files then the command line: `--kubelet-arg=…`, `--data-dir=…`. */
+  args: SourcedArg[];
+}
+
+const MARKERS: Record<RancherDistro, string[]> = {
+  k3s: ['/etc/rancher/k3s/config.yaml', '/var/lib/rancher/k3s/agent', '/etc/systemd/system/k3s.service', '/etc/systemd/system/k3s-agent.service'],
+  rke2: ['/etc/rancher/rke2/config.yaml', '/var/lib/rancher/rke2/agent', '/usr/local/lib/systemd/system/rke2-server.service', '/usr/lib/systemd/system/rke2-server.service'],
+};
+
+function rancherProcess(processes: HostProcess[], distro: RancherDistro): HostProcess | undefined {
+  return findProcesses(processes, [distro, `${distro}-server`, `${distro}-agent`]).find(
+    (p) => p.comm.startsWith(distro) && ['server', 'agent'].includes(p.argv[1] ?? p.comm.split('-')[1] ?? ''),
+  ) ?? findProcesses(processes, [distro]).find((p) => ['server', 'agent'].includes(p.argv[1] ?? ''));
+}
+
+/** `{kubelet-arg: [a=b]}` entries as `--kubelet-arg=a=b` arguments, each with its file as origin. */
+function configArgs(doc: Record<string, unknown>, file: string): SourcedArg[] {
+  const args: SourcedArg[] = [];
+  for (const [rawKey, value] of Object.entries(doc)) {
+    const key = rawKey.replace(/\+$/, '');
+    const values = Array.isArray(value) ? value : [value];
+    for (const item of values) {
+      if (typeof item === 'string' || typeof item === 'number' || typeof item === 'boolean') {
+        args.push({ text: `--${key}=${String(item)}`, origin: `${file} (${key})` });
+      }
+    }
+  }
+  return args;
+}
+
+export async function detectRancher(host: HostRoot, processes: HostProcess[]): Promise<RancherInstall | undefined> {
+  for (const distro of ['k3s', 'rke2'] as const) {
+    const process = rancherProcess(processes, distro);
+    let marked = process !== undefined;
+    for (const marker of MARKERS[distro]) if (!marked && (await host.exists(marker))) marked = true;
+    if (!marked) continue;
+    const install: RancherInstall = { distro, role: 'unknown', configFiles: [], problems: [], args: [], dataDir: `/var/lib/rancher/${distro}` };
+    if (process) install.process = process;
+    const dropDir = `/etc/rancher/${distro}/config.yaml.d`;
+    const listing = await host.listDir(dropDir);
+    const candidates = [`/etc/rancher/${distro}/config.yaml`, ...(listing.ok ? listing.entries.filter((e) => /\.ya?ml$/.test(e)).map((e) => `${dropDir}/${e}`) : [])];
+    for (const file of candidates) {
+      const text = await host.readText(file);
+      if (!text.ok) continue;
+      try {
+        const doc: unknown = parseYaml(text.text, { logLevel: 'error' });
+        install.configFiles.push(file);
+        if (doc && typeof doc === 'object' && !Array.isArray(doc)) install.args.push(...configArgs(doc as Record<string, unknown>, file));
+      } catch (error) {
+        install.problems.push(`${file} is not valid YAML (${(error as Error).message.split('\n')[0]}); ${distro} would refuse to start with it`);
+      }
+    }
+    if (process) install.args.push(...process.argv.slice(2).map((text) => ({ text, origin: `/proc/${process.pid}/cmdline` })));
+    const role = process?.argv[1] ?? process?.comm.split('-')[1];
+    if (role === 'server' || role === 'agent') install.role = role;
+    else if (await host.exists(`/var/lib/rancher/${distro}/server`)) install.role = 'server';
+    const dataDir = parseFlags(install.args).get('data-dir')?.value ?? parseFlags(install.args).get('d')?.value;
+    if (dataDir && dataDir.startsWith('/')) install.dataDir = dataDir;
+    return install;
+  }
+  return undefined;
+}
+
+/** The `--<component>-arg=name=value` entries turned into `--name=value` arguments for that component. */
+export function componentArgs(install: RancherInstall, component: 'kubelet' | 'kube-scheduler' | 'kube-controller-manager' | 'kube-apiserver'): SourcedArg[] {
+  const flag = `--${component}-arg`;
+  const result: SourcedArg[] = [];
+  const args = install.args;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as SourcedArg;
+    let value: string | undefined;
+    if (arg.text.startsWith(`${flag}=`)) value = arg.text.slice(flag.length + 1);
+    else if (arg.text === flag && args[i + 1] !== undefined) value = (args[++i] as SourcedArg).text;
+    if (value !== undefined) result.push({ text: `--${value.replace(/^--?/, '')}`, origin: arg.origin });
+  }
+  return result;
+}
