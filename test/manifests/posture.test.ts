@@ -27,16 +27,6 @@ const NOT_MOUNTED: Record<string, string> = {
   '/dev': 'device numbers come from /sys/dev/block; no device node is opened',
 };
 
-/**
- * Mounted for collectors that live on other branches today (their code is not in src/ yet). An entry
- * fails the test once a collector here reads the path: then it is no longer pending; delete it.
- */
-const PENDING: Record<string, string> = {
-  '/etc/default': 'issue 4: KUBELET_EXTRA_ARGS in /etc/default/kubelet',
-  '/run/systemd/system': 'issue 4: is systemd running (journal vs log files)',
-  '/var/lib/kubelet/kubeadm-flags.env': 'issue 4: KUBELET_KUBEADM_ARGS',
-  '/var/log': 'issue 4: throttling lines in /var/log/pods, syslog, kubelet.log',
-};
 
 // nodes: list (not get) because the agent reads its Node through a list-watch; events: create only
 // (nothing patches Events). test/manifests/rbac-usage.test.ts derives the used part from a real run.
@@ -113,12 +103,15 @@ test('probe overlay: two DaemonSets, the probe one on control-plane nodes only w
   assert.notDeepEqual(probe.spec.selector, agent.spec.selector, 'selectors do not overlap');
 });
 
+/** Host paths named in the collectors and the host-access layer (string literals). */
 async function collectorPaths(): Promise<string[]> {
-  const dir = path.join(REPO, 'src/collectors');
   const found = new Set<string>();
-  for (const file of (await readdir(dir, { recursive: true })).filter((f) => f.endsWith('.ts'))) {
-    const text = await readFile(path.join(dir, file), 'utf8');
-    for (const [, p] of text.matchAll(/['`"](\/(?:etc|var|run|usr|boot|lib|proc|sys|dev)\b[^'`"\s,$(]*)/g)) found.add((p as string).replace(/\/$/, ''));
+  for (const sub of ['src/collectors', 'src/host']) {
+    const dir = path.join(REPO, sub);
+    for (const file of (await readdir(dir, { recursive: true })).filter((f) => f.endsWith('.ts'))) {
+      const text = await readFile(path.join(dir, file), 'utf8');
+      for (const [, p] of text.matchAll(/['`"](\/(?:etc|var|run|usr|boot|lib|proc|sys|dev)\b[^'`"\s,$(]*)/g)) found.add((p as string).replace(/\/$/, ''));
+    }
   }
   return [...found].sort();
 }
@@ -133,8 +126,6 @@ test('hostPath mounts cover every host path the collectors read, or the path is 
   const uncovered = paths.filter((p) => !mounts.some((m) => under(p, m.hostPath)) && !Object.keys(NOT_MOUNTED).some((n) => under(p, n)));
   assert.deepEqual(uncovered, [], 'mount these read-only in manifests/base/daemonset/daemonset.yaml, or list them in NOT_MOUNTED with the reason');
   const read = (m: string) => paths.some((p) => under(p, m) || under(m, p));
-  const unused = mounts.filter((m) => !read(m.hostPath) && !(m.hostPath in PENDING));
+  const unused = mounts.filter((m) => !read(m.hostPath));
   assert.deepEqual(unused.map((m) => m.hostPath), [], 'no mount that no collector reads');
-  assert.deepEqual(Object.keys(PENDING).filter(read), [], 'read by a collector now: delete from PENDING');
-  assert.deepEqual(Object.keys(PENDING).filter((p) => !mounts.some((m) => m.hostPath === p)), [], 'PENDING names mounts');
 });
