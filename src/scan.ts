@@ -42,7 +42,7 @@ export async function loadRuleSet(selection: RuleSelection): Promise<EffectiveRu
     const unknown = selection.only.filter((id) => !loaded.rules.some((rule) => rule.id === id && inScope(rule)));
     if (unknown.length > 0) {
       const otherScope = unknown.filter((id) => loaded.rules.some((rule) => rule.id === id));
-      const hint = otherScope.length > 0 ? `; ${otherScope.join(', ')} ${otherScope.length > 1 ? 'are' : 'is'} not ${selection.scope}-scope rules` : '';
+      const hint = otherScope.length > 0 ? `; ${otherScope.join(', ')} ${otherScope.length > 1 ? 'are not' : 'is not a'} ${selection.scope}-scope rule${otherScope.length > 1 ? 's' : ''}` : '';
       throw new InputError(`--only names unknown rule ids: ${unknown.join(', ')}${hint} (see: node-tuning-advisor rules list)`);
     }
     rules = rules.filter((rule) => selection.only?.includes(rule.id));

@@ -71,6 +71,7 @@ export function renderClusterTable(report: ClusterReport, width = 80): string {
   const undecided = cluster.findings.filter((f) => f.status === 'fail' || f.status === 'unknown');
   if (undecided.length > 0) lines.push('', 'What to do');
   for (const f of undecided) lines.push('', ...detail(f, width));
+  if (lines.some((l) => l.endsWith('…'))) lines.push('', fit('Lines cut with … are complete in --output markdown or json.', width));
   return `${lines.join('\n')}\n`;
 }
 

@@ -1,7 +1,7 @@
 // Read-only collections for the kube-apiserver stand-in: what `report` lists (ConfigMaps, Pods and
 // their logs, PVCs, StorageClasses, CSIDrivers, Tekton PipelineRuns). Real paths, real list shapes,
 // real field/label selector semantics for the forms used here; logs honour tailLines, limitBytes and
-// sinceSeconds (each line may start with an RFC 3339 time, as in a container log with timestamps).
+// sinceSeconds. Stored log lines start with their RFC 3339 time, which is sent only with timestamps=true.
 import type { ServerResponse } from 'node:http';
 
 type Obj = Record<string, any>;
@@ -81,6 +81,7 @@ export class FakeCollections {
     }
     const tail = url.searchParams.get('tailLines');
     if (tail !== null) lines = lines.slice(-Number(tail));
+    if (url.searchParams.get('timestamps') !== 'true') lines = lines.map((line) => line.replace(/^\d{4}-\d{2}-\d{2}T\S+ /, ''));
     let text = lines.map((line) => `${line}\n`).join('');
     const limit = url.searchParams.get('limitBytes');
     if (limit !== null) text = Buffer.from(text).subarray(0, Number(limit)).toString('utf8');
