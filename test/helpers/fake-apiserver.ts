@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { FakeCollections, parseSelector } from './fake-collections.ts';
 
 export interface RecordedRequest {
   method: string;
@@ -39,6 +40,8 @@ const JSON_TYPE = 'application/json';
 export class FakeApiServer {
   readonly requests: RecordedRequest[] = [];
   readonly events: Obj[] = [];
+  /** ConfigMaps, Pods (+ logs), PVCs, StorageClasses, CSIDrivers, PipelineRuns: see fake-collections.ts. */
+  readonly collections = new FakeCollections();
   private readonly nodes = new Map<string, Obj>();
   private readonly watchers = new Set<Watcher>();
   private readonly faults: { method: string; prefix: string; fault: Fault }[] = [];
@@ -175,6 +178,7 @@ export class FakeApiServer {
     if (method === 'GET' && path === '/apis') return send(res, 200, { kind: 'APIGroupList', apiVersion: 'v1', groups: [] });
     if (method === 'GET' && path === '/api/v1') return send(res, 200, apiResourceList());
     if (method === 'GET' && path === '/api/v1/nodes') return this.listOrWatchNodes(url, res);
+    if (this.collections.route(method, url, this.rv, res)) return;
     if (nodeMatch && method === 'GET') return this.withNode(nodeMatch[1] as string, res, (node) => send(res, 200, node));
     if (nodeMatch && method === 'PATCH') return this.patchNode(nodeMatch[1] as string, contentType, body, res);
     if (eventsPost && method === 'POST') return this.createEvent(eventsPost[1] as string, body as Obj, res);
@@ -201,7 +205,10 @@ export class FakeApiServer {
       res.flushHeaders();
       return;
     }
-    const items = [...this.nodes.values()].filter((n) => name === undefined || n.metadata.name === name);
+    const labels = parseSelector(url.searchParams.get('labelSelector') ?? '');
+    if (typeof labels === 'string') return send(res, 400, status(400, 'BadRequest', labels));
+    const items = [...this.nodes.values()].filter((n) => name === undefined || n.metadata.name === name)
+      .filter((n) => labels.every((term) => term.test(n.metadata.labels?.[term.key])));
     send(res, 200, { kind: 'NodeList', apiVersion: 'v1', metadata: { resourceVersion: String(this.rv) }, items });
   }
 

@@ -106,7 +106,7 @@ test('facts prints every fact with value and source as JSON', async () => {
 
 test('rules list and explain show the bundled rules', async () => {
   const list = await runCli(['rules', 'list']);
-  assert.match(list.stdout, /kernel-tick-rate\s+warning\s+1\s+kernel/);
+  assert.match(list.stdout, /kernel-tick-rate\s+node\s+warning\s+1\s+kernel/);
   const explain = await runCli(['explain', 'cpu-governor']);
   assert.match(explain.stdout, /Applies when:\n  all of:\n    cpu\.virtualized IsFalse\n    cpu\.cpufreq IsTrue/);
   assert.equal((await runCli(['explain', 'nope'])).code, 2);
