@@ -137,3 +137,10 @@ test('colour only on a terminal, and never with NO_COLOR', async () => {
   assert.match(await render({}), /\u001b\[31mFAIL\u001b\[0m/);
   assert.doesNotMatch(await render({ NO_COLOR: '1' }), /\u001b\[/);
 });
+
+test('a closed output pipe (| head) ends the CLI quietly, without a stack trace', () => {
+  const result = spawnSync('sh', ['-c', `"${process.execPath}" "${BIN}" rules list | head -1`], { encoding: 'utf8' });
+  assert.equal(result.status, 0);
+  assert.match(result.stdout, /^ID\s+SCOPE|^ID\s+/);
+  assert.doesNotMatch(result.stderr, /EPIPE|Error/);
+});
