@@ -7,6 +7,7 @@ import { BUNDLED_RULES_DIR, formatRuleError, loadRules } from './rules/load.ts';
 import { gradeOf, scoreOf } from './report/score.ts';
 import { REPORT_SCHEMA_VERSION, type Finding, type FindingStatus, type Report } from './report/types.ts';
 import type { FactSet } from './facts/fact-set.ts';
+import type { RuleScope } from './rules/schema.ts';
 
 /** Bad input the user can fix (a flag, a path, a rule file): exit code 2, message without a stack. */
 export class InputError extends Error {
@@ -20,6 +21,8 @@ export interface RuleSelection {
   bundledRules?: boolean;
   /** Evaluate only these rule ids. */
   only?: string[];
+  /** Keep only rules of this scope (node: scan/agent, cluster: report); all scopes when unset. */
+  scope?: RuleScope;
 }
 
 export interface ScanOptions extends RuleSelection, CollectOptions {
@@ -33,11 +36,14 @@ export async function loadRuleSet(selection: RuleSelection): Promise<EffectiveRu
   if (loaded.errors.length > 0) {
     throw new InputError(`invalid rules:\n${loaded.errors.map((error) => `  ${formatRuleError(error)}`).join('\n')}`);
   }
-  let rules = applyOverrides(loaded.rules, loaded.overrides);
+  const inScope = (rule: { scope?: RuleScope }) => selection.scope === undefined || (rule.scope ?? 'node') === selection.scope;
+  let rules = applyOverrides(loaded.rules, loaded.overrides).filter(inScope);
   if (selection.only && selection.only.length > 0) {
-    const unknown = selection.only.filter((id) => !loaded.rules.some((rule) => rule.id === id));
+    const unknown = selection.only.filter((id) => !loaded.rules.some((rule) => rule.id === id && inScope(rule)));
     if (unknown.length > 0) {
-      throw new InputError(`--only names unknown rule ids: ${unknown.join(', ')} (see: node-tuning-advisor rules list)`);
+      const otherScope = unknown.filter((id) => loaded.rules.some((rule) => rule.id === id));
+      const hint = otherScope.length > 0 ? `; ${otherScope.join(', ')} ${otherScope.length > 1 ? 'are not' : 'is not a'} ${selection.scope}-scope rule${otherScope.length > 1 ? 's' : ''}` : '';
+      throw new InputError(`--only names unknown rule ids: ${unknown.join(', ')}${hint} (see: node-tuning-advisor rules list)`);
     }
     rules = rules.filter((rule) => selection.only?.includes(rule.id));
   }
@@ -76,7 +82,7 @@ export function buildReport(findings: Finding[], facts: FactSet, host: HostRoot,
 }
 
 export async function runScan(options: ScanOptions): Promise<Report> {
-  const rules = await loadRuleSet(options);
+  const rules = await loadRuleSet({ ...options, scope: 'node' });
   const host = await openHost(options.hostRoot);
   const facts = await collectFacts(host, options);
   const findings = evaluateRules(rules, facts);

@@ -5,6 +5,7 @@ import { agentCommand } from './commands/agent.ts';
 import { factsCommand } from './commands/facts.ts';
 import { probeCommand } from './commands/probe.ts';
 import { explainCommand, rulesCommand } from './commands/rules.ts';
+import { reportCommand } from './commands/report.ts';
 import { scanCommand } from './commands/scan.ts';
 import { EXIT_INPUT, EXIT_OK, type Command, type Io } from './io.ts';
 
@@ -15,6 +16,7 @@ const COMMANDS: Record<string, Command> = {
   explain: explainCommand,
   probe: probeCommand,
   agent: agentCommand,
+  report: reportCommand,
 };
 
 export const USAGE = `Usage: node-tuning-advisor <command> [flags]
@@ -28,6 +30,7 @@ Commands:
   explain RULE-ID   show what a rule checks and how to fix it
   probe fsync       time fdatasync on a directory the way etcd's fio test does
   agent             publish to this node's Node object on an interval (annotations, Events, metrics)
+  report            the cluster view: all nodes' results, worst first, plus cluster-scope checks
 
 Run "node-tuning-advisor <command> --help" for a command's flags.
 `;

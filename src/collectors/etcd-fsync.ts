@@ -1,5 +1,7 @@
 // The fsync probe as a collector: runs only when asked (scan --probe), in etcd's data dir (beside
 // member/, never inside it), and checks that the directory sits on the device found under etcd.
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
 import type { Collector, CollectorContext } from './collector.ts';
 import { runFsyncProbe, type FsyncProbeOptions, type FsyncProbeResult } from '../probe/fsync.ts';
 
@@ -14,6 +16,17 @@ export interface EtcdFsyncSettings {
   onProgress?: (done: number, total: number) => void;
   /** Replaceable for tests (fault injection). */
   probe?: (options: FsyncProbeOptions) => Promise<FsyncProbeResult>;
+}
+
+/**
+ * The DaemonSet (manifests/overlays/control-plane-probe) mounts only this subdirectory of etcd's
+ * data dir writable; when it exists the probe writes there: same filesystem, nothing of etcd's exposed.
+ */
+export const PROBE_SUBDIR = 'node-tuning-advisor-probe';
+
+async function probeDirIn(dataDir: string): Promise<string> {
+  const sub = path.join(dataDir, PROBE_SUBDIR);
+  return (await stat(sub).catch(() => undefined))?.isDirectory() ? sub : dataDir;
 }
 
 function allUnknown(ctx: CollectorContext, reason: string, source = 'unknown'): void {
@@ -31,7 +44,7 @@ async function probeDataDir(ctx: CollectorContext, settings: EtcdFsyncSettings):
   const where = await host.resolve(dataDir);
   if (!where.ok) return allUnknown(ctx, where.reason);
   const expected = facts.value('etcd.device.majorMinor');
-  const options: FsyncProbeOptions = { dir: where.localPath };
+  const options: FsyncProbeOptions = { dir: await probeDirIn(where.localPath) };
   if (typeof expected === 'string') options.expectedDevice = expected;
   if (settings.sizeBytes !== undefined) options.sizeBytes = settings.sizeBytes;
   if (settings.blockSize !== undefined) options.blockSize = settings.blockSize;

@@ -68,7 +68,7 @@ export interface FileScan {
 }
 
 /** Lines of text outside [start, end] are dropped; a line without a time counts as inside. */
-function collectHits(text: string, window: ScanWindow, keep: (line: string) => boolean, tally: ThrottleTally): void {
+export function collectHits(text: string, window: ScanWindow, keep: (line: string) => boolean, tally: ThrottleTally): void {
   if (!THROTTLE_HINT.test(text)) return;
   for (const line of text.split('\n')) {
     const match = matchThrottle(line);

@@ -2,14 +2,18 @@
 // the kubelet (socket names in <kubelet root>/plugins_registry), iscsid/multipathd running, and CSI,
 // NFS and in-tree block-plugin mounts under the kubelet root in the host's mount table. Only names are
 // read: never a file under <kubelet root>/pods (it holds pod secrets).
+import path from 'node:path';
 import type { Collector } from './collector.ts';
+import type { FactSet } from '../facts/fact-set.ts';
 import type { HostRoot } from '../host/host-root.ts';
 import { parseMountinfo, type MountEntry } from '../host/mountinfo.ts';
 import { findProcesses, listProcesses, parseFlags } from '../host/processes.ts';
 import { findKubeletCommand } from './kubelet-command.ts';
 import { KUBELET_BOOLEAN_FLAGS } from './kubelet-config.ts';
 
-export const DEFAULT_KUBELET_ROOT = '/var/lib/kubelet';
+/** The only host path read under the kubelet root (names of registration sockets); the root itself only prefixes mount points. */
+const DEFAULT_PLUGINS_REGISTRY = '/var/lib/kubelet/plugins_registry';
+export const DEFAULT_KUBELET_ROOT = path.posix.dirname(DEFAULT_PLUGINS_REGISTRY);
 const ATTACH_DAEMONS = ['iscsid', 'multipathd'];
 const MOUNT_TABLE = '/proc/1/mountinfo';
 /** Escaped in-tree plugin directory names (pods/<uid>/volumes/kubernetes.io~X) and plugin dirs (plugins/kubernetes.io/X). */
@@ -35,20 +39,26 @@ function globalMountDriver(entry: MountEntry, root: string): string | undefined 
   return m && m[1] !== 'pv' ? m[1] : undefined;
 }
 
+async function registeredPlugins(host: HostRoot, facts: FactSet, rootDir: string, agent: boolean): Promise<void> {
+  const registry = rootDir === DEFAULT_KUBELET_ROOT ? DEFAULT_PLUGINS_REGISTRY : `${rootDir}/plugins_registry`;
+  const listing = await host.listDir(registry);
+  if (listing.ok) {
+    const plugins = listing.entries.filter((e) => e.endsWith('-reg.sock')).map((e) => e.slice(0, -'-reg.sock'.length)).sort();
+    facts.set('volumes.registeredPlugins', plugins, registry);
+  } else if (listing.code === 'ENOENT' && agent) {
+    // The DaemonSet does not mount it (its sockets stay connectable even read-only); CSINode lists the same drivers.
+    facts.unknown('volumes.registeredPlugins', 'not mounted into the agent; this node\'s CSINode (volumes.nodeDrivers) lists the registered drivers', registry);
+  } else if (listing.code === 'ENOENT') facts.set('volumes.registeredPlugins', null, registry, 'no plugins_registry directory: no CSI node plugin registered here');
+  else facts.unknown('volumes.registeredPlugins', listing.reason, registry);
+}
+
 const volumesHost: Collector = {
   name: 'volumes-host',
   provides: ['volumes.kubeletRootDir', 'volumes.registeredPlugins', 'volumes.attachDaemons', 'volumes.kubeletMounts', 'volumes.mountedCsiDrivers'],
-  async collect({ host, facts }) {
+  async collect({ host, facts, cluster }) {
     const root = await kubeletRoot(host);
     facts.set('volumes.kubeletRootDir', root.dir, root.source);
-
-    const registry = `${root.dir}/plugins_registry`;
-    const listing = await host.listDir(registry);
-    if (listing.ok) {
-      const plugins = listing.entries.filter((e) => e.endsWith('-reg.sock')).map((e) => e.slice(0, -'-reg.sock'.length)).sort();
-      facts.set('volumes.registeredPlugins', plugins, registry);
-    } else if (listing.code === 'ENOENT') facts.set('volumes.registeredPlugins', null, registry, 'no plugins_registry directory: no CSI node plugin registered here');
-    else facts.unknown('volumes.registeredPlugins', listing.reason, registry);
+    await registeredPlugins(host, facts, root.dir, cluster !== undefined);
 
     if (await host.exists('/proc/1')) {
       const running = findProcesses(await listProcesses(host), ATTACH_DAEMONS).map((p) => p.comm || p.argv[0] || '');

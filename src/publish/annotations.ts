@@ -1,7 +1,7 @@
 // Report → the annotations we own on the Node, and the merge patch that brings the Node there.
 // Pure: no I/O. Limits come from `kubectl describe node`, which prints `key: value` when
 // key+value+2 ≤ 140 bytes and otherwise prints each `\n`-separated line cut to 138 bytes.
-import type { Finding, Report, Severity } from '../report/types.ts';
+import { SEVERITIES, type Finding, type FindingStatus, type Report, type Severity } from '../report/types.ts';
 import { byteLength, oneLine, truncateBytes } from './text-bytes.ts';
 
 export const ANNOTATION_PREFIX = 'node-tuning-advisor.io/';
@@ -57,7 +57,8 @@ export function renderFindingLine(finding: Finding): string {
   return truncateBytes(`${SEVERITY_TAG[finding.severity]} ${finding.ruleId}: ${observed}${want}${fix}`, MAX_LINE_BYTES);
 }
 
-interface RuleEntry {
+/** One rule in the `report` annotation; the reader below (`parseAnnotations`) checks the same shape. */
+export interface RuleEntry {
   rule: string;
   status: Finding['status'];
   severity: Severity;
@@ -65,9 +66,12 @@ interface RuleEntry {
   observed?: string;
 }
 
+/** Version of the `report` annotation's JSON; bump it when a reader could misread the new shape. */
+export const ANNOTATION_SCHEMA_VERSION = 1;
+
 /** One JSON object per line, each line ≤ 138 bytes; JSON allows the newlines between tokens. */
 function renderReportJson(report: Report, entries: RuleEntry[], omitted: number): string {
-  const head = { schemaVersion: 1, score: report.score, grade: report.grade, counts: report.counts, omitted };
+  const head = { schemaVersion: ANNOTATION_SCHEMA_VERSION, score: report.score, grade: report.grade, counts: report.counts, omitted };
   const headJson = JSON.stringify(head);
   const lines = entries.map((entry, i) => fitEntryLine(entry) + (i < entries.length - 1 ? ',' : ''));
   return [`${headJson.slice(0, -1)},"rules":[`, ...lines, ']}'].join('\n');
@@ -158,19 +162,66 @@ export function diffAnnotations(desired: AnnotationMap, current: Record<string, 
 
 /** Rules the Node's report annotation says are failing, keyed by rule id; empty when absent or unreadable. */
 export function failingRulesOnNode(current: Record<string, string> | undefined): Map<string, Severity> {
+  const parsed = parseAnnotations(current);
   const failing = new Map<string, Severity>();
-  const raw = current?.[REPORT_KEY];
-  if (raw === undefined) return failing;
-  try {
-    const parsed = JSON.parse(raw) as { rules?: unknown };
-    if (!Array.isArray(parsed.rules)) return failing;
-    for (const entry of parsed.rules as Partial<RuleEntry>[]) {
-      if (entry?.status === 'fail' && typeof entry.rule === 'string' && entry.severity !== undefined) {
-        failing.set(entry.rule, entry.severity);
-      }
-    }
-  } catch {
-    // Someone edited it by hand: treat as no previous state; the next patch repairs it.
-  }
+  // Unreadable (someone edited it by hand): no previous state; the next patch repairs it.
+  if (parsed.state !== 'ok') return failing;
+  for (const entry of parsed.report.rules) if (entry.status === 'fail') failing.set(entry.rule, entry.severity);
   return failing;
+}
+
+/** The `report` annotation read back: what renderReportJson wrote. */
+export interface AnnotatedReport {
+  schemaVersion: number;
+  score: number;
+  grade: Report['grade'];
+  counts: Record<FindingStatus, number>;
+  omitted: number;
+  rules: RuleEntry[];
+}
+
+export type ParsedAnnotations =
+  | { state: 'none' }
+  | { state: 'unreadable'; reason: string }
+  | { state: 'ok'; report: AnnotatedReport; summary?: string };
+
+const STATUSES: readonly FindingStatus[] = ['pass', 'fail', 'unknown', 'not-applicable'];
+const GRADES: readonly string[] = ['A', 'B', 'C', 'D', 'F'];
+
+function isRuleEntry(entry: unknown): entry is RuleEntry {
+  const e = entry as Partial<RuleEntry> | null;
+  return typeof e?.rule === 'string' && STATUSES.includes(e.status as FindingStatus)
+    && SEVERITIES.includes(e.severity as Severity) && typeof e.category === 'string'
+    && (e.observed === undefined || typeof e.observed === 'string');
+}
+
+function countsOf(value: unknown): Record<FindingStatus, number> | undefined {
+  const counts = value as Record<string, unknown> | null;
+  if (typeof counts !== 'object' || counts === null) return undefined;
+  return STATUSES.every((s) => Number.isInteger(counts[s]) && (counts[s] as number) >= 0) ? counts as Record<FindingStatus, number> : undefined;
+}
+
+/** Reads the advisor's annotations on a Node: none, unreadable (with the reason), or the report. */
+export function parseAnnotations(annotations: Record<string, string> | undefined): ParsedAnnotations {
+  const raw = annotations?.[REPORT_KEY];
+  if (raw === undefined) return { state: 'none' };
+  let parsed: Record<string, unknown>;
+  try {
+    parsed = JSON.parse(raw) as Record<string, unknown>;
+  } catch (error) {
+    return { state: 'unreadable', reason: `${REPORT_KEY} is not JSON (${(error as Error).message})` };
+  }
+  if (typeof parsed !== 'object' || parsed === null) return { state: 'unreadable', reason: `${REPORT_KEY} is not a JSON object` };
+  if (parsed.schemaVersion !== ANNOTATION_SCHEMA_VERSION) {
+    return { state: 'unreadable', reason: `${REPORT_KEY} has schemaVersion ${JSON.stringify(parsed.schemaVersion)}; this version reads ${ANNOTATION_SCHEMA_VERSION}` };
+  }
+  const { score, grade, omitted, rules } = parsed;
+  const counts = countsOf(parsed.counts);
+  if (typeof score !== 'number' || score < 0 || score > 100 || !GRADES.includes(grade as string) || counts === undefined
+    || !Number.isInteger(omitted) || !Array.isArray(rules) || !rules.every(isRuleEntry)) {
+    return { state: 'unreadable', reason: `${REPORT_KEY} does not have the advisor's shape (score, grade, counts, omitted, rules)` };
+  }
+  const report = { schemaVersion: ANNOTATION_SCHEMA_VERSION, score, grade: grade as Report['grade'], counts, omitted: omitted as number, rules };
+  const summary = annotations?.[SUMMARY_KEY];
+  return summary === undefined ? { state: 'ok', report } : { state: 'ok', report, summary };
 }

@@ -40,7 +40,8 @@ export function renderTable(report: Report, options: TableOptions): string {
   lines.push(format(header));
   report.findings.forEach((finding, index) => {
     const row = rows[index] as string[];
-    const wrapped = wrap(row[3] as string, summaryWidth);
+    // Reasons for unknown / not-applicable can be long: two lines here, the whole text below the table.
+    const wrapped = clip(wrap(row[3] as string, summaryWidth), finding.status === 'fail' || finding.status === 'pass' ? 4 : 2);
     const first = format([row[0] as string, row[1] as string, row[2] as string, wrapped[0] ?? '', row[4] as string]);
     lines.push(paint(options, statusColor(finding), first.slice(0, row[0]?.length)) + first.slice(row[0]?.length));
     for (const more of wrapped.slice(1)) lines.push(format(['', '', '', more, '']));
@@ -67,6 +68,11 @@ function renderDetail(finding: Finding, options: TableOptions): string[] {
     lines.push(`  References: ${references.join(', ')}`);
   }
   return lines;
+}
+
+function clip(lines: string[], max: number): string[] {
+  if (lines.length <= max) return lines;
+  return [...lines.slice(0, max - 1), `${lines[max - 1]} …`];
 }
 
 export function wrap(text: string, width: number): string[] {

@@ -19,11 +19,20 @@ export function describeEvidence(evidence: Evidence): string {
   return `${evidence.fact} = ${shortValue(evidence.value, 120)} (${evidence.source}${detail})`;
 }
 
+/** Long paths keep their start and their file name: "/var/log/pods/kube-sys…/0.log". */
+export function shortenMiddle(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const tail = Math.min(text.length - text.lastIndexOf('/'), Math.floor(max / 2));
+  return `${text.slice(0, max - tail - 1)}…${text.slice(text.length - tail)}`;
+}
+
 /** The sources behind the facts a finding was decided on, for a one-line evidence column. */
-export function evidenceSources(finding: Finding, max = 2): string {
+export function evidenceSources(finding: Finding, max = 2, width = 48): string {
   const sources = [...new Set(finding.evidence.filter((item) => item.unknown === undefined).map((item) => item.source))];
   if (sources.length === 0) return finding.evidence.length > 0 ? 'unreadable' : '-';
-  return sources.length > max ? `${sources.slice(0, max).join(', ')} +${sources.length - max}` : sources.join(', ');
+  const shown = sources.slice(0, max).join(', ');
+  const more = sources.length > max ? ` +${sources.length - max}` : '';
+  return shortenMiddle(shown, width - more.length) + more;
 }
 
 /** The middle column: what was found against what is wanted, or why nothing was judged. */

@@ -27,8 +27,14 @@ export interface RuleReference {
   note?: string;
 }
 
+/** node: checked by `scan`/`agent` on each host; cluster: checked once by `report` over `cluster.*` facts. */
+export type RuleScope = 'node' | 'cluster';
+export const RULE_SCOPES: readonly RuleScope[] = ['node', 'cluster'];
+export const CLUSTER_FACT_PREFIX = 'cluster.';
+
 export interface RuleDefinition {
   id: string;
+  scope?: RuleScope;
   title: string;
   category: string;
   severity: Severity;
@@ -103,6 +109,7 @@ const rule = {
   required: ['id', 'title', 'category', 'severity', 'weight', 'failsWhen', 'observed', 'expected', 'message', 'remediation', 'references'],
   properties: {
     id: { type: 'string', pattern: '^[a-z0-9]+(-[a-z0-9]+)*$' },
+    scope: { enum: ['node', 'cluster'] },
     title: { type: 'string', minLength: 1 },
     category: { type: 'string', minLength: 1 },
     severity,

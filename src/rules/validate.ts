@@ -1,6 +1,6 @@
 // Checks a schema cannot express: operators given the operands they need, params that exist,
 // template placeholders that resolve, unique ids, overrides that name a loaded rule.
-import type { Condition, LeafCondition, RuleDefinition, RuleOverride } from './schema.ts';
+import { CLUSTER_FACT_PREFIX, type Condition, type LeafCondition, type RuleDefinition, type RuleOverride } from './schema.ts';
 
 export interface PathError {
   segments: (string | number)[];
@@ -70,11 +70,45 @@ export function templateErrors(rule: RuleDefinition, at: (string | number)[]): P
   return errors;
 }
 
+/** Every fact key a rule names: conditions, evidence and {{…}} placeholders, with where it is named. */
+function namedFacts(rule: RuleDefinition): { key: string; where: string }[] {
+  const walk = (condition: Condition | undefined, where: string): { key: string; where: string }[] => {
+    if (!condition) return [];
+    if (isLeaf(condition)) return [{ key: condition.fact, where }];
+    if ('not' in condition) return walk(condition.not, where);
+    return ('all' in condition ? condition.all : condition.any).flatMap((part) => walk(part, where));
+  };
+  const templates = [rule.observed, rule.expected, rule.message, rule.remediation.text, ...(rule.remediation.commands ?? [])];
+  const placeholders = templates.flatMap((text) => [...text.matchAll(/\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}/g)].map((m) => m[1] as string))
+    .filter((key) => !key.startsWith('params.'));
+  return [
+    ...walk(rule.appliesWhen, 'appliesWhen'),
+    ...walk(rule.failsWhen, 'failsWhen'),
+    ...(rule.evidence ?? []).map((key) => ({ key, where: 'evidence' })),
+    ...placeholders.map((key) => ({ key, where: 'templates' })),
+  ];
+}
+
+/**
+ * Node rules see one host's facts, cluster rules (scope: cluster) only the `cluster.*` facts that
+ * `report` gathers through the API; a rule mixing the two could never be decided by either.
+ */
+export function scopeErrors(rule: RuleDefinition, at: (string | number)[]): PathError[] {
+  const cluster = rule.scope === 'cluster';
+  const wrong = namedFacts(rule).find(({ key }) => key.startsWith(CLUSTER_FACT_PREFIX) !== cluster);
+  if (!wrong) return [];
+  const message = cluster
+    ? `${wrong.where} names ${wrong.key}, but a scope: cluster rule sees only ${CLUSTER_FACT_PREFIX}* facts`
+    : `${wrong.where} names ${wrong.key}, a cluster fact; give the rule scope: cluster (evaluated by "report")`;
+  return [{ segments: [...at, cluster ? 'scope' : 'id'], message }];
+}
+
 export function ruleErrors(rule: RuleDefinition, at: (string | number)[]): PathError[] {
   return [
     ...(rule.appliesWhen ? conditionErrors(rule.appliesWhen, rule.params, [...at, 'appliesWhen']) : []),
     ...conditionErrors(rule.failsWhen, rule.params, [...at, 'failsWhen']),
     ...templateErrors(rule, at),
+    ...scopeErrors(rule, at),
   ];
 }
 

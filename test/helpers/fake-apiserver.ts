@@ -1,13 +1,14 @@
 // An in-process stand-in for kube-apiserver on 127.0.0.1, speaking the real wire format for what
 // the agent and `kubectl describe node` use: discovery, Nodes (list/get/watch/merge-patch), Events,
-// Pods, CSIDriver, CSINode (list/watch with field selectors, test/helpers/fake-collections.ts). resourceVersion increments on every write; watches stream newline-delimited JSON events.
+// the agent's watched Pods, CSIDriver, CSINode (test/helpers/fake-watchable.ts). resourceVersion increments on every write; watches stream newline-delimited JSON events.
 // Faults (409/429 with Retry-After/500/hang) are injected per method and path prefix.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FakeCollection } from './fake-collections.ts';
+import { FakeCollections, parseSelector } from './fake-collections.ts';
+import { WatchableCollection } from './fake-watchable.ts';
 
 export interface RecordedRequest {
   method: string;
@@ -40,6 +41,8 @@ const JSON_TYPE = 'application/json';
 export class FakeApiServer {
   readonly requests: RecordedRequest[] = [];
   readonly events: Obj[] = [];
+  /** ConfigMaps, Pods (+ logs), PVCs, StorageClasses, CSIDrivers, PipelineRuns: see fake-collections.ts. */
+  readonly collections = new FakeCollections();
   private readonly nodes = new Map<string, Obj>();
   private readonly watchers = new Set<Watcher>();
   private readonly faults: { method: string; prefix: string; fault: Fault }[] = [];
@@ -53,10 +56,10 @@ export class FakeApiServer {
   port = 0;
   private readonly versions = { next: () => this.nextRv(), current: () => String(this.rv), oldestWatchable: () => this.oldestWatchableRv, watchTimeoutMs: () => this.watchTimeoutMs };
   /** Pods (namespaced; list/watch across namespaces with fieldSelector spec.nodeName), CSIDriver, CSINode. */
-  readonly pods = new FakeCollection('Pod', 'v1', this.versions);
-  readonly csiDrivers = new FakeCollection('CSIDriver', 'storage.k8s.io/v1', this.versions);
-  readonly csiNodes = new FakeCollection('CSINode', 'storage.k8s.io/v1', this.versions);
-  private readonly collections: Record<string, FakeCollection> = {
+  readonly pods = new WatchableCollection('Pod', 'v1', this.versions);
+  readonly csiDrivers = new WatchableCollection('CSIDriver', 'storage.k8s.io/v1', this.versions);
+  readonly csiNodes = new WatchableCollection('CSINode', 'storage.k8s.io/v1', this.versions);
+  private readonly watchable: Record<string, WatchableCollection> = {
     '/api/v1/pods': this.pods,
     '/apis/storage.k8s.io/v1/csidrivers': this.csiDrivers,
     '/apis/storage.k8s.io/v1/csinodes': this.csiNodes,
@@ -117,7 +120,7 @@ export class FakeApiServer {
       w.res.end(`${JSON.stringify({ type: 'ERROR', object: status(410, 'Expired', 'too old resource version') })}\n`);
     }
     this.watchers.clear();
-    for (const c of Object.values(this.collections)) c.expire();
+    for (const c of Object.values(this.watchable)) c.expire();
   }
 
   async start(): Promise<void> {
@@ -128,7 +131,7 @@ export class FakeApiServer {
 
   async stop(): Promise<void> {
     for (const w of this.watchers) w.res.end();
-    for (const c of Object.values(this.collections)) c.close();
+    for (const c of Object.values(this.watchable)) c.close();
     for (const res of this.hung) res.destroy();
     this.server?.closeAllConnections();
     await new Promise<void>((resolve) => this.server?.close(() => resolve()));
@@ -192,15 +195,22 @@ export class FakeApiServer {
     if (method === 'GET' && path === '/apis') return send(res, 200, { kind: 'APIGroupList', apiVersion: 'v1', groups: [] });
     if (method === 'GET' && path === '/api/v1') return send(res, 200, apiResourceList());
     if (method === 'GET' && path === '/api/v1/nodes') return this.listOrWatchNodes(url, res);
+    const watchable = this.watchable[path];
+    if (method === 'GET' && watchable && this.servesWatchable(watchable, path, url)) return watchable.listOrWatch(url, res, send);
+    if (this.collections.route(method, url, this.rv, res)) return;
     if (nodeMatch && method === 'GET') return this.withNode(nodeMatch[1] as string, res, (node) => send(res, 200, node));
     if (nodeMatch && method === 'PATCH') return this.patchNode(nodeMatch[1] as string, contentType, body, res);
     if (eventsPost && method === 'POST') return this.createEvent(eventsPost[1] as string, body as Obj, res);
     if (method === 'GET' && (path === '/api/v1/events' || /^\/api\/v1\/namespaces\/[^/]+\/events$/.test(path))) {
       return send(res, 200, { kind: 'EventList', apiVersion: 'v1', metadata: { resourceVersion: String(this.rv) }, items: this.matchEvents(url) });
     }
-    const collection = this.collections[path];
-    if (method === 'GET' && collection) return collection.listOrWatch(url, res, send);
     send(res, 404, status(404, 'NotFound', `the server could not find the requested resource (${method} ${path})`));
+  }
+
+  /** Watches, and lists while only the watchable store holds objects of the kind (report tests fill `collections`). */
+  private servesWatchable(watchable: WatchableCollection, path: string, url: URL): boolean {
+    const plural = path.split('/').at(-1) as string;
+    return url.searchParams.get('watch') === 'true' || watchable.size > 0 || this.collections.count(plural) === 0;
   }
 
   private listOrWatchNodes(url: URL, res: ServerResponse): void {
@@ -219,7 +229,10 @@ export class FakeApiServer {
       res.flushHeaders();
       return;
     }
-    const items = [...this.nodes.values()].filter((n) => name === undefined || n.metadata.name === name);
+    const labels = parseSelector(url.searchParams.get('labelSelector') ?? '');
+    if (typeof labels === 'string') return send(res, 400, status(400, 'BadRequest', labels));
+    const items = [...this.nodes.values()].filter((n) => name === undefined || n.metadata.name === name)
+      .filter((n) => labels.every((term) => term.test(n.metadata.labels?.[term.key])));
     send(res, 200, { kind: 'NodeList', apiVersion: 'v1', metadata: { resourceVersion: String(this.rv) }, items });
   }
 

@@ -1,129 +1,134 @@
-// Generic object collections for the apiserver stand-in (pods, CSIDriver, CSINode): LIST and watch
-// with field selectors (a=b, a==b, a!=b on dotted paths, comma = and), newline-delimited JSON watch
-// events, 410 for a resourceVersion older than the server's oldest watchable one.
+// Read-only collections for the kube-apiserver stand-in: what `report` lists (ConfigMaps, Pods and
+// their logs, PVCs, StorageClasses, CSIDrivers, Tekton PipelineRuns). Real paths, real list shapes,
+// real field/label selector semantics for the forms used here; logs honour tailLines, limitBytes and
+// sinceSeconds. Stored log lines start with their RFC 3339 time, which is sent only with timestamps=true.
 import type { ServerResponse } from 'node:http';
 
 type Obj = Record<string, any>;
 
-export interface Versions {
-  next(): string;
-  current(): string;
-  oldestWatchable(): number;
-  /** Close each watch after this long (kube-apiserver's 30–60 min); 0 = never. */
-  watchTimeoutMs(): number;
+interface Kind {
+  kind: string;
+  apiVersion: string;
+  /** List path for all namespaces (or the cluster-scoped list). */
+  path: string;
+  namespaced: boolean;
 }
 
-interface CollectionWatcher {
-  res: ServerResponse;
-  selector: string;
-}
+export const KINDS: Record<string, Kind> = {
+  configmaps: { kind: 'ConfigMap', apiVersion: 'v1', path: '/api/v1/configmaps', namespaced: true },
+  pods: { kind: 'Pod', apiVersion: 'v1', path: '/api/v1/pods', namespaced: true },
+  persistentvolumeclaims: { kind: 'PersistentVolumeClaim', apiVersion: 'v1', path: '/api/v1/persistentvolumeclaims', namespaced: true },
+  storageclasses: { kind: 'StorageClass', apiVersion: 'storage.k8s.io/v1', path: '/apis/storage.k8s.io/v1/storageclasses', namespaced: false },
+  csidrivers: { kind: 'CSIDriver', apiVersion: 'storage.k8s.io/v1', path: '/apis/storage.k8s.io/v1/csidrivers', namespaced: false },
+  pipelineruns: { kind: 'PipelineRun', apiVersion: 'tekton.dev/v1', path: '/apis/tekton.dev/v1/pipelineruns', namespaced: true },
+};
 
-export function fieldOf(obj: Obj, path: string): string {
-  const value = path.split('.').reduce((o: any, k) => o?.[k], obj);
-  return value === undefined || value === null ? '' : String(value);
-}
+export class FakeCollections {
+  private readonly objects = new Map<string, Obj[]>();
+  private readonly logs = new Map<string, string>();
+  /** Tekton's CRDs: without them /apis/tekton.dev/v1/… answers 404, as on a cluster without Tekton. */
+  tektonInstalled = false;
 
-export function matchesFieldSelector(obj: Obj, selector: string): boolean {
-  return selector.split(',').filter(Boolean).every((term) => {
-    const m = /^([^!=]+)(!=|==|=)(.*)$/.exec(term);
-    if (!m) return false;
-    const actual = fieldOf(obj, m[1] as string);
-    return m[2] === '!=' ? actual !== m[3] : actual === m[3];
-  });
-}
-
-export class FakeCollection {
-  readonly kind: string;
-  readonly apiVersion: string;
-  private readonly versions: Versions;
-  private readonly objects = new Map<string, Obj>();
-  private readonly watchers = new Set<CollectionWatcher>();
-  /** Recent events, replayed to a watch that starts from an older resourceVersion (as etcd's watch cache does). */
-  private readonly history: { type: string; object: Obj }[] = [];
-  historyLimit = 20_000;
-
-  constructor(kind: string, apiVersion: string, versions: Versions) {
-    this.kind = kind;
-    this.apiVersion = apiVersion;
-    this.versions = versions;
-  }
-
-  get size(): number {
-    return this.objects.size;
-  }
-
-  get watching(): number {
-    return this.watchers.size;
-  }
-
-  /** Create or replace (ADDED / MODIFIED); a fresh resourceVersion each time. */
-  upsert(obj: Obj): Obj {
-    const key = keyOf(obj);
-    const type = this.objects.has(key) ? 'MODIFIED' : 'ADDED';
-    const stored = { kind: this.kind, apiVersion: this.apiVersion, ...obj, metadata: { ...obj.metadata, resourceVersion: this.versions.next() } };
-    this.objects.set(key, stored);
-    this.broadcast(type, stored);
+  add(plural: keyof typeof KINDS, object: Obj): Obj {
+    const kind = KINDS[plural] as Kind;
+    if (plural === 'pipelineruns') this.tektonInstalled = true;
+    const stored: Obj = { apiVersion: kind.apiVersion, kind: kind.kind, ...object };
+    stored.metadata = { uid: `uid-${plural}-${this.count(plural)}`, creationTimestamp: '2026-11-30T10:00:00Z', ...object.metadata };
+    this.objects.set(plural, [...(this.objects.get(plural) ?? []), stored]);
     return stored;
   }
 
-  remove(name: string, namespace?: string): void {
-    const key = namespace ? `${namespace}/${name}` : name;
-    const obj = this.objects.get(key);
-    if (!obj) return;
-    this.objects.delete(key);
-    this.broadcast('DELETED', { ...obj, metadata: { ...obj.metadata, resourceVersion: this.versions.next() } });
+  setLog(namespace: string, pod: string, container: string, text: string): void {
+    this.logs.set(`${namespace}/${pod}/${container}`, text);
   }
 
-  get(name: string, namespace?: string): Obj | undefined {
-    return this.objects.get(namespace ? `${namespace}/${name}` : name);
+  count(plural: string): number {
+    return this.objects.get(plural)?.length ?? 0;
   }
 
-  listOrWatch(url: URL, res: ServerResponse, send: (res: ServerResponse, code: number, body: unknown) => void): void {
-    const selector = url.searchParams.get('fieldSelector') ?? '';
-    if (url.searchParams.get('watch') !== 'true') {
-      const items = [...this.objects.values()].filter((o) => matchesFieldSelector(o, selector));
-      return send(res, 200, { kind: `${this.kind}List`, apiVersion: this.apiVersion, metadata: { resourceVersion: this.versions.current() }, items });
+  /** Answers the request when it is one of ours; false lets the caller route it. */
+  route(method: string, url: URL, rv: number, res: ServerResponse): boolean {
+    if (method !== 'GET') return false;
+    const log = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)\/log$/.exec(url.pathname);
+    if (log) return this.sendLog(log[1] as string, log[2] as string, url, res);
+    for (const [plural, kind] of Object.entries(KINDS)) {
+      const namespaced = kind.namespaced ? new RegExp(`^${kind.path.replace(new RegExp(`/${plural}$`), '')}/namespaces/([^/]+)/${plural}$`).exec(url.pathname) : null;
+      if (url.pathname !== kind.path && !namespaced) continue;
+      if (plural === 'pipelineruns' && !this.tektonInstalled) {
+        return reply(res, 404, status(404, 'NotFound', 'the server could not find the requested resource'));
+      }
+      const selected = selectObjects(this.objects.get(plural) ?? [], url, namespaced?.[1]);
+      if (typeof selected === 'string') return reply(res, 400, status(400, 'BadRequest', selected));
+      return reply(res, 200, { apiVersion: kind.apiVersion, kind: `${kind.kind}List`, metadata: { resourceVersion: String(rv) }, items: selected });
     }
-    res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
-    const from = Number(url.searchParams.get('resourceVersion') ?? '0');
-    if (from > 0 && from < this.versions.oldestWatchable()) {
-      res.end(`${JSON.stringify({ type: 'ERROR', object: { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Expired', code: 410, message: `too old resource version: ${from}` } })}\n`);
-      return;
-    }
-    const watcher = { res, selector };
-    this.watchers.add(watcher);
-    const limit = this.versions.watchTimeoutMs();
-    const timeout = limit > 0 ? setTimeout(() => res.end(), limit) : undefined;
-    res.on('close', () => { clearTimeout(timeout); this.watchers.delete(watcher); });
-    res.flushHeaders();
-    for (const event of this.history) {
-      if (Number(event.object.metadata.resourceVersion) > from && matchesFieldSelector(event.object, selector)) res.write(`${JSON.stringify(event)}\n`);
-    }
+    return false;
   }
 
-  /** Every open watch gets ERROR 410 and is closed. */
-  expire(): void {
-    for (const w of this.watchers) {
-      w.res.end(`${JSON.stringify({ type: 'ERROR', object: { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Expired', code: 410, message: 'too old resource version' } })}\n`);
+  private sendLog(namespace: string, pod: string, url: URL, res: ServerResponse): boolean {
+    const podObj = (this.objects.get('pods') ?? []).find((p) => p.metadata.namespace === namespace && p.metadata.name === pod);
+    if (!podObj) return reply(res, 404, status(404, 'NotFound', `pods "${pod}" not found`));
+    const containers: Obj[] = podObj.spec?.containers ?? [];
+    const container = url.searchParams.get('container') ?? (containers.length === 1 ? containers[0]?.name : undefined);
+    if (!container) {
+      return reply(res, 400, status(400, 'BadRequest', `a container name must be specified for pod ${pod}, choose one of: [${containers.map((c) => c.name).join(' ')}]`));
     }
-    this.watchers.clear();
-  }
-
-  close(): void {
-    for (const w of this.watchers) w.res.end();
-    this.watchers.clear();
-  }
-
-  private broadcast(type: string, object: Obj): void {
-    this.history.push({ type, object });
-    if (this.history.length > this.historyLimit) this.history.splice(0, this.history.length - this.historyLimit);
-    for (const w of this.watchers) {
-      if (matchesFieldSelector(object, w.selector)) w.res.write(`${JSON.stringify({ type, object })}\n`);
+    let lines = (this.logs.get(`${namespace}/${pod}/${container}`) ?? '').split('\n');
+    if (lines.at(-1) === '') lines.pop();
+    const since = url.searchParams.get('sinceSeconds');
+    if (since !== null) {
+      const from = Date.now() - Number(since) * 1000;
+      lines = lines.filter((line) => { const t = Date.parse(line.split(' ')[0] ?? ''); return Number.isNaN(t) || t >= from; });
     }
+    const tail = url.searchParams.get('tailLines');
+    if (tail !== null) lines = lines.slice(-Number(tail));
+    if (url.searchParams.get('timestamps') !== 'true') lines = lines.map((line) => line.replace(/^\d{4}-\d{2}-\d{2}T\S+ /, ''));
+    let text = lines.map((line) => `${line}\n`).join('');
+    const limit = url.searchParams.get('limitBytes');
+    if (limit !== null) text = Buffer.from(text).subarray(0, Number(limit)).toString('utf8');
+    res.writeHead(200, { 'content-type': 'text/plain' }).end(text);
+    return true;
   }
 }
 
-function keyOf(obj: Obj): string {
-  const ns = obj.metadata?.namespace;
-  return ns ? `${ns}/${obj.metadata.name}` : obj.metadata.name;
+function selectObjects(objects: Obj[], url: URL, namespace: string | undefined): Obj[] | string {
+  const fields = parseSelector(url.searchParams.get('fieldSelector') ?? '');
+  const labels = parseSelector(url.searchParams.get('labelSelector') ?? '');
+  if (typeof fields === 'string') return fields;
+  if (typeof labels === 'string') return labels;
+  const field = (o: Obj, path: string): string => path.split('.').reduce((v: any, k) => v?.[k], o) ?? '';
+  let items = objects.filter((o) => namespace === undefined || o.metadata.namespace === namespace)
+    .filter((o) => fields.every((t) => t.test(field(o, t.key))))
+    .filter((o) => labels.every((t) => t.test(o.metadata.labels?.[t.key])));
+  const limit = Number(url.searchParams.get('limit') ?? '0');
+  if (limit > 0) items = items.slice(0, limit);
+  return items;
+}
+
+interface Term {
+  key: string;
+  test(value: string | undefined): boolean;
+}
+
+/** k=v, k==v, k!=v, k, !k joined by commas (the selector forms kubectl and client-go send most). */
+export function parseSelector(selector: string): Term[] | string {
+  const terms: Term[] = [];
+  for (const part of selector.split(',').map((p) => p.trim()).filter(Boolean)) {
+    const m = /^(!?)([A-Za-z0-9._/-]+)(?:\s*(==|=|!=)\s*([A-Za-z0-9._-]*))?$/.exec(part);
+    if (!m) return `unable to parse requirement: ${part}`;
+    const [, not, key, op, want] = m as unknown as [string, string, string, string | undefined, string | undefined];
+    if (not && op) return `unable to parse requirement: ${part}`;
+    if (op === '!=') terms.push({ key, test: (v) => v !== want });
+    else if (op) terms.push({ key, test: (v) => v === want });
+    else terms.push({ key, test: (v) => (not ? v === undefined : v !== undefined) });
+  }
+  return terms;
+}
+
+function status(code: number, reason: string, message: string): Obj {
+  return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code };
+}
+
+function reply(res: ServerResponse, code: number, body: unknown): true {
+  res.writeHead(code, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  return true;
 }

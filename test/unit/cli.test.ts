@@ -106,7 +106,7 @@ test('facts prints every fact with value and source as JSON', async () => {
 
 test('rules list and explain show the bundled rules', async () => {
   const list = await runCli(['rules', 'list']);
-  assert.match(list.stdout, /kernel-tick-rate\s+warning\s+1\s+kernel/);
+  assert.match(list.stdout, /kernel-tick-rate\s+node\s+warning\s+1\s+kernel/);
   const explain = await runCli(['explain', 'cpu-governor']);
   assert.match(explain.stdout, /Applies when:\n  all of:\n    cpu\.virtualized IsFalse\n    cpu\.cpufreq IsTrue/);
   assert.equal((await runCli(['explain', 'nope'])).code, 2);
@@ -136,4 +136,11 @@ test('colour only on a terminal, and never with NO_COLOR', async () => {
   };
   assert.match(await render({}), /\u001b\[31mFAIL\u001b\[0m/);
   assert.doesNotMatch(await render({ NO_COLOR: '1' }), /\u001b\[/);
+});
+
+test('a closed output pipe (| head) ends the CLI quietly, without a stack trace', () => {
+  const result = spawnSync('sh', ['-c', `"${process.execPath}" "${BIN}" rules list | head -1`], { encoding: 'utf8' });
+  assert.equal(result.status, 0);
+  assert.match(result.stdout, /^ID\s+SCOPE|^ID\s+/);
+  assert.doesNotMatch(result.stderr, /EPIPE|Error/);
 });

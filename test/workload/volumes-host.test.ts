@@ -6,6 +6,7 @@ import { HostRoot } from '../../src/host/host-root.ts';
 import volumesHost from '../../src/collectors/volumes-host.ts';
 import workloadApi from '../../src/collectors/workload-api.ts';
 import { runScan } from '../../src/scan.ts';
+import { WorkloadState } from '../../src/workload/state.ts';
 import { fixtureHost, tempHost } from '../helpers/fixtures.ts';
 
 /** A HostRoot that records every path asked for. */
@@ -56,4 +57,10 @@ test('scan without a cluster: workload rules do not apply and the API facts say 
   assert.match(report.facts['volumes.attachP90Ms']?.unknown ?? '', /needs the Kubernetes API/);
   const evidence = report.findings.find((f) => f.ruleId === 'volume-attach')?.evidence.map((e) => e.fact) ?? [];
   assert.ok(evidence.includes('volumes.attachDaemons') && evidence.includes('volumes.registeredPlugins'), 'host signs shown as evidence');
+});
+
+test('in the agent (not mounted there) a missing plugins_registry is unknown, pointing at CSINode, not "none"', async (t) => {
+  const root = await tempHost(t, { 'proc/1/mountinfo': '1 0 8:1 / / rw - ext4 /dev/sda1 rw\n' });
+  const facts = await collectFacts(new HostRoot(root), { collectors: [volumesHost], cluster: new WorkloadState({ nodeName: 'n' }).snapshot() });
+  assert.match(facts.get('volumes.registeredPlugins')?.unknown ?? '', /not mounted into the agent; this node's CSINode \(volumes\.nodeDrivers\)/);
 });

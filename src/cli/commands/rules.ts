@@ -63,7 +63,7 @@ async function list(args: string[], io: Io): Promise<number> {
     io.stdout.write(`${JSON.stringify(rules, null, 2)}\n`);
     return EXIT_OK;
   }
-  const rows = [['ID', 'SEVERITY', 'WEIGHT', 'CATEGORY', 'TITLE'], ...rules.map((rule) => [rule.id, rule.severity, String(rule.weight), rule.category, rule.title])];
+  const rows = [['ID', 'SCOPE', 'SEVERITY', 'WEIGHT', 'CATEGORY', 'TITLE'], ...rules.map((rule) => [rule.id, rule.scope ?? 'node', rule.severity, String(rule.weight), rule.category, rule.title])];
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
   for (const row of rows) io.stdout.write(`${row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()}\n`);
   return EXIT_OK;
@@ -90,7 +90,7 @@ export async function explainCommand(args: string[], io: Io): Promise<number> {
   if (!rule) throw new UsageError(`no rule "${positionals[0]}"; see: node-tuning-advisor rules list`);
   const lines = [
     `${rule.id} — ${rule.title}`,
-    `severity ${rule.severity}, weight ${rule.weight}, category ${rule.category}; defined at ${rule.file}:${rule.line}`,
+    `scope ${rule.scope ?? 'node'}${rule.scope === 'cluster' ? ' (checked by "report")' : ''}, severity ${rule.severity}, weight ${rule.weight}, category ${rule.category}; defined at ${rule.file}:${rule.line}`,
     '',
     ...(rule.appliesWhen ? ['Applies when:', ...describeCondition(rule.appliesWhen, '  ')] : ['Applies to every host.']),
     'Fails when:',

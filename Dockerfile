@@ -1,0 +1,41 @@
+# syntax=docker/dockerfile:1
+# node-tuning-advisor: the agent (DaemonSet) and the CLI, bundled into one file on a slim Node 24.
+# Build: docker build -t node-tuning-advisor:0.1.0 .
+# The Node version is the one the `node` devDependency pins for development and tests
+# (test/integration/dockerfile.test.ts keeps them equal).
+ARG NODE_VERSION=24.21.0
+
+FROM node:${NODE_VERSION}-bookworm-slim AS build
+WORKDIR /src
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json ./
+COPY bin ./bin
+COPY src ./src
+COPY rules ./rules
+COPY scripts ./scripts
+RUN npm run -s build && node dist/bundle/node-tuning-advisor.mjs --version
+
+# Runtime: Debian slim with Node 24, no npm packages, no build tools.
+# Host tools the agent executes inside the image: none on the host's behalf. Host commands
+# (tuned-adm, journalctl, ionice, kubelet --version) run only with --host-root / (src/host/exec.ts),
+# never against the mounted host under /host, so none is installed. The one tool the image uses is
+# fallocate(1) from util-linux (already part of the base, an essential Debian package): the etcd
+# fsync probe preallocates its test file with it, as fio and etcd's WAL do.
+FROM node:${NODE_VERSION}-bookworm-slim
+ARG VERSION=0.1.0
+LABEL org.opencontainers.image.title="node-tuning-advisor" \
+      org.opencontainers.image.description="Per-node advisor for Kubernetes pod start-up latency: findings with evidence and the fix, as node annotations, Events and Prometheus metrics." \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.licenses="Apache-2.0" \
+      org.opencontainers.image.base.name="node:24-bookworm-slim"
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=build /src/package.json ./package.json
+COPY --from=build /src/rules ./rules
+COPY --from=build /src/dist/bundle ./dist/bundle
+# nobody:nogroup. The DaemonSet may run the agent as UID 0 without capabilities to read
+# root-only host files (manifests/daemonset/daemonset.yaml says why); the CLI needs neither.
+USER 65534:65534
+ENTRYPOINT ["node", "/app/dist/bundle/node-tuning-advisor.mjs"]
+CMD ["--help"]

@@ -1,0 +1,87 @@
+// `report`: the cluster view. Reads what every node's agent published plus the cluster-scope facts,
+// with the caller's credentials and read-only requests only.
+import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { loadKubeConfig } from '../../agent/kube.ts';
+import { ClusterApi } from '../../cluster/api.ts';
+import { failingRules } from '../../cluster/nodes.ts';
+import { runClusterReport, type ClusterReport } from '../../cluster/report.ts';
+import { renderClusterMarkdown, renderClusterTable } from '../../publish/cluster-report.ts';
+import type { Severity } from '../../report/types.ts';
+import { EXIT_FINDINGS, EXIT_OK, UsageError, oneOf, parseFlags, type Io } from '../io.ts';
+
+export const REPORT_USAGE = `Usage: node-tuning-advisor report [flags]
+
+The cluster view: every node's score, grade and failing rules (from the agents' annotations),
+failing rules grouped across nodes, then the cluster-scope checks (Tekton, CSI sidecars, Events split).
+
+Flags:
+  --kubeconfig FILE      kubeconfig to use (default: $KUBECONFIG, ~/.kube/config, or in-cluster)
+  -l, --selector SEL     only nodes matching this label selector (e.g. node-role.kubernetes.io/worker)
+  --output FORMAT        table (default, fits 80 columns), json, markdown
+  --fail-on LEVEL        exit 1 when a rule fails at or above: warning, critical (default), never
+  --rules PATH           extra rule directory or file; repeatable (cluster rules: scope: cluster)
+  --no-bundled-rules     use only the --rules given
+  -h, --help             this help
+
+Reads only: one LIST each of nodes, configmaps (feature-flags), pods, pipelineruns.tekton.dev and,
+when PipelineRuns use PVC workspaces, persistentvolumeclaims, storageclasses and csidrivers; plus the
+log tail of each CSI sidecar (≤ 5 per kind) and of Tekton's controller. Never one request per node.
+Exit codes: 0 nothing failed at or above --fail-on; 1 something did; 2 bad flags, kubeconfig or no access.
+`;
+
+const OUTPUTS = ['table', 'json', 'markdown'] as const;
+const FAIL_ON = ['warning', 'critical', 'never'] as const;
+const RANK: Record<Severity, number> = { info: 0, warning: 1, critical: 2 };
+
+function kubeconfigPath(flag: string | undefined, env: NodeJS.ProcessEnv): string | undefined {
+  if (flag) return flag;
+  const fromEnv = env.KUBECONFIG?.split(':').find(Boolean);
+  if (fromEnv) return fromEnv;
+  if (env.KUBERNETES_SERVICE_HOST) return undefined;
+  const home = join(env.HOME ?? homedir(), '.kube', 'config');
+  return existsSync(home) ? home : undefined;
+}
+
+/** Severities failing anywhere: on a node (as its agent reports) or in the cluster checks. */
+export function clusterExitCode(report: ClusterReport, failOn: (typeof FAIL_ON)[number]): number {
+  if (failOn === 'never') return EXIT_OK;
+  const severities = [
+    ...report.nodes.flatMap((row) => failingRules(row).map((f) => f.severity)),
+    ...report.cluster.findings.filter((f) => f.status === 'fail').map((f) => f.severity),
+  ];
+  return severities.some((s) => RANK[s] >= RANK[failOn]) ? EXIT_FINDINGS : EXIT_OK;
+}
+
+export async function reportCommand(args: string[], io: Io): Promise<number> {
+  const { values } = parseFlags(args, {
+    kubeconfig: { type: 'string' },
+    selector: { type: 'string', short: 'l' },
+    output: { type: 'string', short: 'o' },
+    'fail-on': { type: 'string' },
+    rules: { type: 'string', multiple: true },
+    'no-bundled-rules': { type: 'boolean' },
+  }, 'report');
+  if (values.help) {
+    io.stdout.write(REPORT_USAGE);
+    return EXIT_OK;
+  }
+  const output = oneOf('--output', values.output, OUTPUTS, 'table');
+  const failOn = oneOf('--fail-on', values['fail-on'], FAIL_ON, 'critical');
+  let kc;
+  try {
+    kc = loadKubeConfig(kubeconfigPath(values.kubeconfig, io.env));
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const report = await runClusterReport(new ClusterApi(kc), {
+    ...(values.selector ? { selector: values.selector } : {}),
+    ruleLocations: values.rules ?? [],
+    bundledRules: !values['no-bundled-rules'],
+  });
+  if (output === 'json') io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  else if (output === 'markdown') io.stdout.write(renderClusterMarkdown(report));
+  else io.stdout.write(renderClusterTable(report, Math.max(60, io.stdout.columns ?? 80)));
+  return clusterExitCode(report, failOn);
+}

@@ -1,0 +1,159 @@
+// Tekton facts (cluster.tekton.*): the affinity-assistant mode from the feature-flags ConfigMap, the
+// workspaces of recent PipelineRuns with their access modes and attach requirement, and the
+// controller's client limits. Mode logic follows Tekton's GetAffinityAssistantBehavior.
+import type { FactSet } from '../facts/fact-set.ts';
+import type { ApiResult } from './api.ts';
+import { containerArgs, flagValue } from './logs.ts';
+import { attachFor, shortModes, singleNode, type StorageView } from './storage.ts';
+
+type Obj = Record<string, any>;
+
+export const TEKTON_NAMESPACES = ['tekton-pipelines', 'openshift-pipelines'];
+/** PipelineRuns looked at: the most recent ones. */
+export const RECENT_PIPELINERUNS = 50;
+const SRC_FLAGS = 'api:configmaps/feature-flags';
+const SRC_RUNS = 'api:pipelineruns.tekton.dev';
+
+export function tektonFeatureFlags(configMaps: Obj[]): Obj | undefined {
+  return configMaps.find((cm) => cm.metadata?.labels?.['app.kubernetes.io/part-of'] === 'tekton-pipelines')
+    ?? configMaps.find((cm) => TEKTON_NAMESPACES.includes(cm.metadata?.namespace));
+}
+
+/** per-workspace | per-pipelinerun | isolate-pipelinerun | disabled, and how it was decided. */
+export function affinityMode(data: Record<string, string>): { mode: string; detail: string } {
+  const coschedule = data.coschedule ?? 'workspaces';
+  const disableRaw = data['disable-affinity-assistant'];
+  const shown = `coschedule: ${data.coschedule ?? '(unset: workspaces)'}, disable-affinity-assistant: ${disableRaw ?? '(unset)'}`;
+  const byCoschedule: Record<string, string> = { pipelineruns: 'per-pipelinerun', 'isolate-pipelinerun': 'isolate-pipelinerun', workspaces: 'per-workspace', disabled: 'disabled' };
+  if (disableRaw === undefined) return { mode: byCoschedule[coschedule] ?? `unknown (${coschedule})`, detail: shown };
+  if (disableRaw.trim().toLowerCase() !== 'true') return { mode: 'per-workspace', detail: shown };
+  // disable-affinity-assistant: true turns the per-workspace assistant off; coschedule may add a per-run one.
+  const mode = coschedule === 'pipelineruns' || coschedule === 'isolate-pipelinerun' ? byCoschedule[coschedule] as string : 'disabled';
+  return { mode, detail: shown };
+}
+
+export function tektonInstalledFacts(facts: FactSet, flags: ApiResult<Obj[]>, runs: ApiResult<Obj[]>): void {
+  const cm = flags.ok ? tektonFeatureFlags(flags.value) : undefined;
+  if (cm || runs.ok) {
+    const where = cm ? `feature-flags in ${cm.metadata.namespace}` : 'tekton.dev/v1 PipelineRuns served';
+    facts.set('cluster.tekton.installed', true, cm ? SRC_FLAGS : SRC_RUNS, where);
+  } else if (flags.ok && !runs.ok && runs.code === '404') {
+    facts.set('cluster.tekton.installed', false, SRC_RUNS, 'no Tekton feature-flags ConfigMap; tekton.dev/v1 pipelineruns not served (404)');
+  } else {
+    facts.unknown('cluster.tekton.installed', `cannot tell: ${[flags, runs].filter((r) => !r.ok).map((r) => (r.ok ? '' : r.reason)).join('; ')}`);
+  }
+  if (!cm) {
+    facts.unknown('cluster.tekton.affinityAssistant', flags.ok ? 'no Tekton feature-flags ConfigMap found' : `cannot list ConfigMaps: ${flags.reason}`);
+    return;
+  }
+  const { mode, detail } = affinityMode(cm.data ?? {});
+  facts.set('cluster.tekton.affinityAssistant', mode, `${SRC_FLAGS} (${cm.metadata.namespace})`, detail);
+}
+
+export interface WorkspaceClaim {
+  run: string;
+  namespace: string;
+  workspace: string;
+  shape: 'claim' | 'template';
+  claimName?: string;
+  accessModes?: string[];
+  storageClassName?: string;
+}
+
+/** PVC-backed workspaces of the most recent PipelineRuns; emptyDir, ConfigMap, Secret and the like are skipped. */
+export function workspaceClaims(runs: Obj[]): WorkspaceClaim[] {
+  const recent = [...runs].sort((a, b) => String(b.metadata?.creationTimestamp ?? '').localeCompare(String(a.metadata?.creationTimestamp ?? '')))
+    .slice(0, RECENT_PIPELINERUNS);
+  return recent.flatMap((run) => ((run.spec?.workspaces ?? []) as Obj[]).flatMap((ws): WorkspaceClaim[] => {
+    const base = { run: `${run.metadata?.namespace}/${run.metadata?.name}`, namespace: String(run.metadata?.namespace), workspace: String(ws.name) };
+    if (ws.persistentVolumeClaim?.claimName) return [{ ...base, shape: 'claim', claimName: String(ws.persistentVolumeClaim.claimName) }];
+    const spec = ws.volumeClaimTemplate?.spec;
+    if (!spec) return [];
+    return [{ ...base, shape: 'template', accessModes: (spec.accessModes ?? []).map(String), ...(spec.storageClassName !== undefined ? { storageClassName: String(spec.storageClassName) } : {}) }];
+  }));
+}
+
+interface Resolved { claim: WorkspaceClaim; accessModes: string[] | null; attach: boolean | null; text: string }
+
+function resolve(claim: WorkspaceClaim, pvcs: ApiResult<Obj[]> | undefined, view: StorageView): Resolved {
+  let accessModes = claim.accessModes ?? null;
+  let storageClassName = claim.storageClassName;
+  let origin = 'volumeClaimTemplate';
+  if (claim.shape === 'claim') {
+    origin = `claim ${claim.claimName}`;
+    const pvc = pvcs?.ok ? pvcs.value.find((p) => p.metadata?.namespace === claim.namespace && p.metadata?.name === claim.claimName) : undefined;
+    accessModes = pvc ? (pvc.status?.accessModes ?? pvc.spec?.accessModes ?? []).map(String) : null;
+    storageClassName = pvc?.spec?.storageClassName ?? undefined;
+    if (!pvc) {
+      const why = pvcs?.ok ? 'PVC not found' : `cannot list PVCs: ${pvcs?.reason ?? 'not listed'}`;
+      return { claim, accessModes: null, attach: null, text: `${claim.run} ${claim.workspace}: ${origin}, ${why}` };
+    }
+  }
+  const attach = attachFor(storageClassName, view);
+  const sc = attach.storageClass ?? 'no class';
+  return { claim, accessModes, attach: attach.attach, text: `${claim.run} ${claim.workspace}: ${origin} ${shortModes(accessModes ?? [])}, ${sc} (${attach.detail})` };
+}
+
+/** A count that is decided when something was found, or when nothing was left undecided. */
+function setCount(facts: FactSet, key: string, found: number, undecided: number, source: string, detail: string): void {
+  if (found === 0 && undecided > 0) facts.unknown(key, `${undecided} workspace(s) could not be resolved: ${detail}`, source);
+  else facts.set(key, found, source, detail);
+}
+
+export function workspaceFacts(facts: FactSet, runs: ApiResult<Obj[]>, pvcs: ApiResult<Obj[]> | undefined, view: StorageView): void {
+  const keys = ['cluster.tekton.workspaces.singleNode', 'cluster.tekton.workspaces.attach', 'cluster.tekton.workspaces.pvc'];
+  if (!runs.ok) {
+    const reason = runs.code === '404' ? 'tekton.dev/v1 PipelineRuns are not served (Tekton absent or older than v0.44)' : `cannot list PipelineRuns: ${runs.reason}`;
+    for (const key of keys) facts.unknown(key, reason, SRC_RUNS);
+    return;
+  }
+  const resolved = workspaceClaims(runs.value).map((claim) => resolve(claim, pvcs, view));
+  const seen = Math.min(runs.value.length, RECENT_PIPELINERUNS);
+  const source = `${SRC_RUNS} (${seen} most recent)`;
+  facts.set('cluster.tekton.pipelineRuns', seen, source);
+  facts.set('cluster.tekton.workspaces.pvc', resolved.length, source, resolved.map((r) => r.text).join('; ') || 'no PVC-backed workspaces');
+  facts.set('cluster.tekton.workspaces.accessModes', [...new Set(resolved.flatMap((r) => r.accessModes ?? []))].sort(), source);
+  const single = resolved.filter((r) => r.accessModes !== null && singleNode(r.accessModes));
+  setCount(facts, 'cluster.tekton.workspaces.singleNode', single.length, resolved.filter((r) => r.accessModes === null).length, source,
+    (single.length > 0 ? single : resolved.filter((r) => r.accessModes === null)).map((r) => r.text).join('; '));
+  const attached = resolved.filter((r) => r.attach === true);
+  setCount(facts, 'cluster.tekton.workspaces.attach', attached.length, resolved.filter((r) => r.attach === null).length, source,
+    (attached.length > 0 ? attached : resolved.filter((r) => r.attach === null)).map((r) => r.text).join('; '));
+}
+
+const CONTROLLER_CONTAINERS = ['tekton-pipelines-controller', 'openshift-pipelines-controller'];
+
+export interface TektonController { namespace: string; pod: string; container: string; args: string[] }
+
+export function findTektonController(pods: Obj[]): TektonController | undefined {
+  for (const pod of pods) {
+    const container = (pod.spec?.containers ?? []).find((c: Obj) => CONTROLLER_CONTAINERS.includes(c.name));
+    if (container) return { namespace: pod.metadata.namespace, pod: pod.metadata.name, container: container.name, args: containerArgs(container) };
+  }
+  return undefined;
+}
+
+/**
+ * Tekton's controller doubles its configured client limits (one client for two controllers); unset,
+ * QPS is 2 × 5 and burst 10 before doubling: effective 20/20. The operator's default 5/10 gives 10/20.
+ */
+export function controllerLimitFacts(facts: FactSet, pods: ApiResult<Obj[]>): TektonController | undefined {
+  if (!pods.ok) {
+    facts.unknown('cluster.tekton.controller.present', `cannot list Pods: ${pods.reason}`);
+    return undefined;
+  }
+  const controller = findTektonController(pods.value);
+  facts.set('cluster.tekton.controller.present', controller !== undefined, 'api:pods', controller ? `${controller.namespace}/${controller.pod}` : 'no tekton-pipelines-controller container');
+  if (!controller) return undefined;
+  const qps = Number(flagValue(controller.args, 'kube-api-qps') ?? 0);
+  const burst = Number(flagValue(controller.args, 'kube-api-burst') ?? 0);
+  const source = `api:pods/${controller.namespace}/${controller.pod}`;
+  const set = (key: string, configured: number, unset: number, flag: string) => {
+    if (!Number.isFinite(configured)) return facts.unknown(key, `-${flag} is not a number`, source);
+    const effective = 2 * (configured > 0 ? configured : unset);
+    facts.set(key, effective, source, `-${flag} ${configured > 0 ? configured : `unset (${unset})`}, doubled by the controller`);
+  };
+  set('cluster.tekton.controller.kubeAPIQPS', qps, 10, 'kube-api-qps');
+  set('cluster.tekton.controller.kubeAPIBurst', burst, 10, 'kube-api-burst');
+  return controller;
+}

@@ -1,0 +1,97 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import { affinityMode } from '../../src/cluster/tekton.ts';
+import { attachFor } from '../../src/cluster/storage.ts';
+import { parseAnnotations, renderAnnotations, REPORT_KEY } from '../../src/publish/annotations.ts';
+import { fit } from '../../src/publish/cluster-report.ts';
+import { scopeErrors } from '../../src/rules/validate.ts';
+import { loadRuleSet } from '../../src/scan.ts';
+import { finding, report, seedReport } from '../helpers/reports.ts';
+
+describe('affinity-assistant mode (Tekton GetAffinityAssistantBehavior)', () => {
+  const cases: [Record<string, string>, string][] = [
+    [{}, 'per-workspace'],
+    [{ 'disable-affinity-assistant': 'false', coschedule: 'workspaces' }, 'per-workspace'],
+    [{ 'disable-affinity-assistant': 'true' }, 'disabled'],
+    [{ 'disable-affinity-assistant': 'true', coschedule: 'workspaces' }, 'disabled'],
+    [{ 'disable-affinity-assistant': 'true', coschedule: 'pipelineruns' }, 'per-pipelinerun'],
+    [{ 'disable-affinity-assistant': 'true', coschedule: 'isolate-pipelinerun' }, 'isolate-pipelinerun'],
+    [{ coschedule: 'disabled' }, 'disabled'],
+    [{ coschedule: 'pipelineruns' }, 'per-pipelinerun'],
+  ];
+  for (const [data, mode] of cases) it(`${JSON.stringify(data)} → ${mode}`, () => assert.equal(affinityMode(data).mode, mode));
+});
+
+describe('attach requirement of a storage class', () => {
+  const view = (drivers: object[]) => ({
+    classes: { ok: true as const, value: [{ metadata: { name: 'ebs' }, provisioner: 'ebs.csi.aws.com' }, { metadata: { name: 'lp' }, provisioner: 'rancher.io/local-path' }] },
+    drivers: { ok: true as const, value: drivers as Record<string, unknown>[] },
+  });
+  it('no CSIDriver object: unknown, never "no attach"', () => assert.equal(attachFor('ebs', view([])).attach, null));
+  it('attachRequired false skips attach; unset attaches', () => {
+    assert.equal(attachFor('ebs', view([{ metadata: { name: 'ebs.csi.aws.com' }, spec: { attachRequired: false } }])).attach, false);
+    assert.equal(attachFor('ebs', view([{ metadata: { name: 'ebs.csi.aws.com' }, spec: {} }])).attach, true);
+  });
+  it('local-path does not attach; no default class is unknown', () => {
+    assert.equal(attachFor('lp', view([])).attach, false);
+    assert.equal(attachFor(undefined, view([])).attach, null);
+  });
+});
+
+describe('annotations: the parser reads what the renderer writes', () => {
+  it('round-trips score, grade, counts and every rule status', () => {
+    const statuses = fc.constantFrom('pass' as const, 'fail' as const, 'unknown' as const, 'not-applicable' as const);
+    const severities = fc.constantFrom('info' as const, 'warning' as const, 'critical' as const);
+    fc.assert(fc.property(fc.uniqueArray(fc.tuple(fc.stringMatching(/^[a-z]{1,12}(-[a-z]{1,8}){0,3}$/), statuses, severities, fc.string({ maxLength: 300 })), { selector: (t) => t[0], maxLength: 40 }), (rules) => {
+      const r = report(rules.map(([id, status, severity, observed]) => finding(id, status, { severity, observed, scoreImpact: status === 'fail' ? 1 : 0 })));
+      const parsed = parseAnnotations(renderAnnotations(r));
+      assert.equal(parsed.state, 'ok');
+      if (parsed.state !== 'ok') return;
+      assert.equal(parsed.report.score, r.score);
+      assert.equal(parsed.report.grade, r.grade);
+      assert.deepEqual(parsed.report.counts, r.counts);
+      const failing = r.findings.filter((f) => f.status === 'fail').map((f) => f.ruleId).sort();
+      const kept = parsed.report.rules.filter((e) => e.status === 'fail').map((e) => e.rule).sort();
+      assert.equal(kept.length + parsed.report.omitted >= failing.length, true);
+      for (const rule of kept) assert.ok(failing.includes(rule));
+    }), { numRuns: 150 });
+  });
+  it('garbage is unreadable with a reason, never a crash', () => {
+    fc.assert(fc.property(fc.oneof(fc.string(), fc.json()), (raw) => {
+      const parsed = parseAnnotations({ [REPORT_KEY]: raw });
+      assert.ok(parsed.state === 'unreadable' || parsed.state === 'ok');
+    }), { numRuns: 300 });
+    assert.equal(parseAnnotations({}).state, 'none');
+    const newer = parseAnnotations({ [REPORT_KEY]: '{"schemaVersion":2}' });
+    assert.equal(newer.state, 'unreadable');
+    assert.match(newer.state === 'unreadable' ? newer.reason : '', /schemaVersion 2/);
+    assert.equal(parseAnnotations(renderAnnotations(seedReport())).state, 'ok');
+  });
+});
+
+describe('rule scope', () => {
+  const base = { id: 'x', title: 't', category: 'c', severity: 'info' as const, weight: 1, observed: '', expected: '', message: 'm', remediation: { text: 'r' }, references: [{ seed: 's' }] };
+  it('a node rule naming a cluster fact, or a cluster rule naming a node fact, is an error', () => {
+    assert.match(scopeErrors({ ...base, failsWhen: { fact: 'cluster.nodes.count', op: 'Gt', value: 1 } }, [])[0]?.message ?? '', /give the rule scope: cluster/);
+    assert.match(scopeErrors({ ...base, scope: 'cluster', failsWhen: { fact: 'kernel.hz', op: 'Gt', value: 1 } }, [])[0]?.message ?? '', /only cluster\.\* facts/);
+    assert.match(scopeErrors({ ...base, scope: 'cluster', message: '{{kernel.hz}}', failsWhen: { fact: 'cluster.nodes.count', op: 'Gt', value: 1 } }, [])[0]?.message ?? '', /templates names kernel.hz/);
+    assert.deepEqual(scopeErrors({ ...base, scope: 'cluster', failsWhen: { fact: 'cluster.nodes.count', op: 'Gt', value: 1 } }, []), []);
+  });
+  it('node scans load no cluster rule; report loads only cluster rules', async () => {
+    const node = await loadRuleSet({ scope: 'node' });
+    const cluster = await loadRuleSet({ scope: 'cluster' });
+    assert.ok(node.length > 0 && cluster.length > 0);
+    assert.ok(node.every((r) => (r.scope ?? 'node') === 'node'));
+    assert.ok(cluster.every((r) => r.scope === 'cluster'));
+    await assert.rejects(loadRuleSet({ scope: 'node', only: ['csi-provisioner-throttling'] }), /is not a node-scope rule/);
+  });
+});
+
+describe('fit', () => {
+  it('cuts by characters, not bytes, and marks the cut', () => {
+    assert.equal(fit('abc', 3), 'abc');
+    assert.equal(fit('ab→cd', 4), 'ab→…');
+    assert.equal([...fit('x'.repeat(200), 80)].length, 80);
+  });
+});

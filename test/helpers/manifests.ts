@@ -1,0 +1,35 @@
+// Builds the kustomizations with the real kubectl and hands back the objects.
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { parseAllDocuments } from 'yaml';
+
+export const REPO = path.resolve(import.meta.dirname, '../..');
+export const BASE = path.join(REPO, 'manifests');
+export const PROBE_OVERLAY = path.join(REPO, 'manifests/overlays/control-plane-probe');
+
+// Loose shape: tests index into it freely and assert what they need.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type K8sObject = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; [k: string]: any };
+
+export function kustomize(kubectl: string, dir: string): K8sObject[] {
+  const out = execFileSync(kubectl, ['kustomize', dir], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  return parseAllDocuments(out).map((d) => d.toJS() as K8sObject).filter(Boolean);
+}
+
+export function byKind(objects: K8sObject[], kind: string): K8sObject[] {
+  return objects.filter((o) => o.kind === kind);
+}
+
+export interface Mount { daemonSet: string; hostPath: string; type: string | undefined; mountPath: string; readOnly: boolean }
+
+export function hostMounts(ds: K8sObject): Mount[] {
+  const spec = ds.spec.template.spec;
+  const volumes = new Map<string, { path: string; type?: string }>(
+    (spec.volumes ?? []).filter((v: { hostPath?: unknown }) => v.hostPath).map((v: { name: string; hostPath: { path: string; type?: string } }) => [v.name, v.hostPath]),
+  );
+  return spec.containers.flatMap((c: { volumeMounts?: { name: string; mountPath: string; readOnly?: boolean }[] }) =>
+    (c.volumeMounts ?? []).filter((m) => volumes.has(m.name)).map((m) => {
+      const hp = volumes.get(m.name) as { path: string; type?: string };
+      return { daemonSet: ds.metadata.name, hostPath: hp.path, type: hp.type, mountPath: m.mountPath, readOnly: m.readOnly === true };
+    }));
+}

@@ -1,0 +1,46 @@
+// Every object of the base and of the probe overlay validates against the Kubernetes OpenAPI
+// schemas (kubernetes-models; the Prometheus Operator's for ServiceMonitor and PrometheusRule).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { requireTool } from '../helpers/tools.ts';
+import { BASE, PROBE_OVERLAY, kustomize, type K8sObject } from '../helpers/manifests.ts';
+
+async function modelOf(obj: K8sObject): Promise<new (data: unknown) => { validate(): void }> {
+  const [group, version] = obj.apiVersion.includes('/') ? obj.apiVersion.split('/') : [undefined, obj.apiVersion];
+  const module = group === 'monitoring.coreos.com'
+    ? `@kubernetes-models/prometheus-operator/${group}/${version}`
+    : `kubernetes-models/${group ? `${group}/` : ''}${version}`;
+  const Model = (await import(module) as Record<string, unknown>)[obj.kind];
+  assert.ok(typeof Model === 'function', `no schema for ${obj.apiVersion} ${obj.kind}`);
+  return Model as new (data: unknown) => { validate(): void };
+}
+
+for (const [name, dir] of [['base', BASE], ['control-plane-probe overlay', PROBE_OVERLAY]] as const) {
+  test(`kubectl kustomize ${name}: every object validates against its OpenAPI schema`, async (t) => {
+    const kubectl = requireTool(t, 'kubectl', 'kubectl');
+    if (!kubectl) return;
+    const objects = kustomize(kubectl, dir);
+    const kinds = new Set(objects.map((o) => o.kind));
+    for (const kind of ['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'ValidatingAdmissionPolicy',
+      'ValidatingAdmissionPolicyBinding', 'ConfigMap', 'DaemonSet', 'Service', 'ServiceMonitor', 'PrometheusRule']) {
+      assert.ok(kinds.has(kind), `${name} has a ${kind}`);
+    }
+    for (const obj of objects) {
+      const Model = await modelOf(obj);
+      assert.doesNotThrow(() => new Model(obj).validate(), `${obj.kind}/${obj.metadata.name}`);
+    }
+  });
+}
+
+test('the validator does reject a broken DaemonSet (wrong type, missing selector)', async (t) => {
+  const kubectl = requireTool(t, 'kubectl', 'kubectl');
+  if (!kubectl) return;
+  const ds = kustomize(kubectl, BASE).find((o) => o.kind === 'DaemonSet') as K8sObject;
+  const Model = await modelOf(ds);
+  const wrongType = structuredClone(ds);
+  wrongType.spec.template.spec.containers[0].securityContext.privileged = 'no';
+  assert.throws(() => new Model(wrongType).validate());
+  const missing = structuredClone(ds);
+  delete missing.spec.selector;
+  assert.throws(() => new Model(missing).validate());
+});

@@ -1,0 +1,51 @@
+// Alert rules: the raw file and the PrometheusRule carry the same groups; promtool checks them
+// and runs the unit tests in manifests/prometheus/alerts.test.yaml; each alert has for, severity,
+// summary, description and a runbook in docs/runbooks/.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { access, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { parse } from 'yaml';
+import { requireTool } from '../helpers/tools.ts';
+import { REPO } from '../helpers/manifests.ts';
+
+const ALERTS = path.join(REPO, 'manifests/prometheus/alerts.yaml');
+const raw = parse(await readFile(ALERTS, 'utf8'));
+const rule = parse(await readFile(path.join(REPO, 'manifests/base/prometheusrule.yaml'), 'utf8'));
+const REQUIRED = ['NodeTuningCriticalFinding', 'NodeTuningScoreLow', 'EtcdDiskFsyncSlow', 'KubeClientThrottling',
+  'PodStartupSLOBreached', 'NodeTuningAdvisorDown', 'NodeTuningAdvisorScanStale'];
+type AlertRule = { alert: string; expr: string; for?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+const alerts: AlertRule[] = raw.groups.flatMap((g: { rules: AlertRule[] }) => g.rules);
+
+test('the PrometheusRule holds exactly the groups of alerts.yaml', () => {
+  assert.equal(rule.kind, 'PrometheusRule');
+  assert.deepEqual(rule.spec.groups, raw.groups);
+});
+
+test('every required alert, each with for, severity, summary, description and an existing runbook', async () => {
+  assert.deepEqual(alerts.map((a) => a.alert).sort(), [...REQUIRED].sort());
+  for (const a of alerts) {
+    assert.match(a.for ?? '', /^\d+[smh]$/, `${a.alert} for`);
+    assert.ok(['warning', 'critical'].includes(a.labels?.severity ?? ''), `${a.alert} severity`);
+    assert.ok(a.annotations?.summary && a.annotations.description, `${a.alert} summary/description`);
+    assert.equal(a.annotations?.runbook_url, `docs/runbooks/${a.alert}.md`);
+    const runbook = await readFile(path.join(REPO, a.annotations.runbook_url), 'utf8');
+    for (const section of ['## Meaning', '## Confirm', '## Fix']) assert.ok(runbook.includes(section), `${a.alert} runbook: ${section}`);
+  }
+});
+
+test('promtool check rules and promtool test rules', async (t) => {
+  const promtool = requireTool(t, 'promtool', 'prometheus');
+  if (!promtool) return;
+  const run = promisify(execFile);
+  const check = await run(promtool, ['check', 'rules', ALERTS]);
+  assert.match(check.stdout, /SUCCESS: 7 rules found/);
+  const tests = path.join(REPO, 'manifests/prometheus/alerts.test.yaml');
+  await access(tests);
+  const result = await run(promtool, ['test', 'rules', tests]).catch((e: { stdout: string; stderr: string }) => {
+    assert.fail(`promtool test rules failed:\n${e.stdout}\n${e.stderr}`);
+  });
+  assert.match(result.stdout + result.stderr, /SUCCESS/);
+});
