@@ -46,6 +46,11 @@ export class AttachLatencyTracker {
     this.settled.delete(uid);
   }
 
+  /** The Node is gone (deleted, or listed and absent): its next appearance is a new baseline. */
+  nodeGone(): void {
+    this.known = undefined;
+  }
+
   /** The Node's volumesAttached names as the watch delivered them at `now`. */
   nodeVolumes(names: readonly string[], now: number): void {
     const current = new Set(names);

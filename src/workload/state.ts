@@ -92,6 +92,11 @@ export class WorkloadState {
   }
 
   nodeSeen(node: unknown): void {
+    if (node === undefined || node === null) {
+      this.volumesAttached = [];
+      this.volumesInUse = [];
+      return this.attach.nodeGone();
+    }
     const status = (node as Obj | undefined)?.status as Obj | undefined;
     const names = (list: unknown, pick: (x: any) => unknown): string[] =>
       Array.isArray(list) ? list.map(pick).filter((n): n is string => typeof n === 'string').slice(0, MAX_VOLUME_NAMES) : [];

@@ -160,3 +160,16 @@ test('containers count as started only with started=true (null is false), or run
   const twoContainers = { ...status({ started: true, state: running }), spec: { containers: [{ name: 'app' }, { name: 'sidecar' }] } };
   assert.equal(podView(twoContainers)?.reached.containersStarted, undefined, 'the second container has no status yet');
 });
+
+test('a Node that disappears and comes back is a new baseline: its volumes are not attributed to waiting pods', () => {
+  const { clock, state } = clocked();
+  state.nodeSeen({ status: {} });
+  state.podSeen(podObject('w', { createdAt: T0, scheduledAt: T0, volumes: [PVC('claim-w')] }));
+  state.nodeSeen(undefined);
+  clock.now = T0 + 30_000;
+  state.nodeSeen({ status: { volumesAttached: [{ name: csiName('driver.longhorn.io', 'pvc-old') }] } });
+  assert.equal(state.snapshot().attach.samples, 0);
+  clock.now = T0 + 31_000;
+  state.nodeSeen({ status: { volumesAttached: [{ name: csiName('driver.longhorn.io', 'pvc-old') }, { name: csiName('driver.longhorn.io', 'pvc-w') }] } });
+  assert.equal(state.snapshot().attach.p50Ms, 31_000);
+});
