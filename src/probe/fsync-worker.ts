@@ -33,7 +33,9 @@ function run(job: WorkerJob, post: (message: WorkerMessage) => void): void {
   let fd: number | undefined;
   try {
     // Buffered I/O, no O_DIRECT or O_DSYNC: the way etcd opens its WAL and fio's sync engine writes.
-    fd = openSync(job.file, constants.O_WRONLY | constants.O_CREAT, 0o600);
+    // No O_CREAT: the main thread created the file, and a SIGTERM cleanup that already removed it
+    // must not see it come back from a late open here.
+    fd = openSync(job.file, constants.O_WRONLY);
     if (job.fillWithZeros) {
       phase = 'preallocate';
       fillWithZeros(fd, job.sizeBytes);

@@ -4,7 +4,7 @@
 // and the file is removed on success, error and SIGTERM; files of a killed run are removed at start.
 import { randomBytes } from 'node:crypto';
 import { unlinkSync } from 'node:fs';
-import { readdir, stat, statfs, unlink } from 'node:fs/promises';
+import { open, readdir, stat, statfs, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { execa } from 'execa';
@@ -112,8 +112,19 @@ export function insideEtcdMember(dir: string): boolean {
   return path.resolve(dir).split(path.sep).includes('member');
 }
 
+/** Creates the file (empty) when fallocate did not: the worker only opens an existing file. */
+async function createEmpty(file: string): Promise<{ method: 'zeros' } | { code: string; message: string }> {
+  try {
+    await (await open(file, 'a', 0o600)).close();
+    return { method: 'zeros' };
+  } catch (error) {
+    const code = (error as { code?: string }).code ?? 'EUNKNOWN';
+    return { code, message: `creating ${file} failed (${code})` };
+  }
+}
+
 async function preallocate(file: string, sizeBytes: number, useFallocate: boolean): Promise<{ method: 'fallocate' | 'zeros' } | { code: string; message: string }> {
-  if (!useFallocate) return { method: 'zeros' };
+  if (!useFallocate) return createEmpty(file);
   const result = await execa('fallocate', ['-l', String(sizeBytes), file], { reject: false, timeout: 30_000, stdin: 'ignore', env: { LC_ALL: 'C' } });
   if (result.exitCode === 0) return { method: 'fallocate' };
   const stderr = String(result.stderr);
@@ -121,7 +132,7 @@ async function preallocate(file: string, sizeBytes: number, useFallocate: boolea
   if (/Read-only file system/i.test(stderr)) return { code: 'EROFS', message: stderr.trim() };
   if (/Permission denied/i.test(stderr)) return { code: 'EACCES', message: stderr.trim() };
   // Not installed, or a filesystem without fallocate support: fall back to writing zeros.
-  return { method: 'zeros' };
+  return createEmpty(file);
 }
 
 function runWorker(job: WorkerJob, onProgress?: (done: number, total: number) => void): { worker: Worker; done: Promise<WorkerMessage> } {
