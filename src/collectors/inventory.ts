@@ -1,7 +1,6 @@
 // Inventory from systeminformation, for people reading the facts: physical cores and memory size.
 // It shells out to host tools with fixed paths and misreads VMs and containers (README), so it runs
 // only on the real root and no rule may decide on these keys.
-import si from 'systeminformation';
 import type { Collector } from './collector.ts';
 
 const SOURCE = 'systeminformation';
@@ -14,6 +13,7 @@ const inventoryCollector: Collector = {
       for (const key of this.provides) facts.unknown(key, `inventory is read only on the real root, not --host-root ${host.root}`, SOURCE);
       return;
     }
+    const { default: si } = await import('systeminformation');
     const [cpu, memory] = await Promise.all([si.cpu(), si.mem()]);
     const brand = [cpu.manufacturer, cpu.brand].filter(Boolean).join(' ');
     if (brand) facts.set('inventory.cpuBrand', brand, SOURCE);

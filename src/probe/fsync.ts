@@ -7,7 +7,6 @@ import { unlinkSync } from 'node:fs';
 import { open, readdir, stat, statfs, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { execa } from 'execa';
 import type { WorkerJob, WorkerMessage } from './fsync-worker.ts';
 import { latencySummary, type LatencySummary } from './percentiles.ts';
 
@@ -125,6 +124,7 @@ async function createEmpty(file: string): Promise<{ method: 'zeros' } | { code: 
 
 async function preallocate(file: string, sizeBytes: number, useFallocate: boolean): Promise<{ method: 'fallocate' | 'zeros' } | { code: string; message: string }> {
   if (!useFallocate) return createEmpty(file);
+  const { execa } = await import('execa');
   const result = await execa('fallocate', ['-l', String(sizeBytes), file], { reject: false, timeout: 30_000, stdin: 'ignore', env: { LC_ALL: 'C' } });
   if (result.exitCode === 0) return { method: 'fallocate' };
   const stderr = String(result.stderr);
