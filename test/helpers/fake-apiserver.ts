@@ -232,7 +232,7 @@ export class FakeApiServer {
     const labels = parseSelector(url.searchParams.get('labelSelector') ?? '');
     if (typeof labels === 'string') return send(res, 400, status(400, 'BadRequest', labels));
     const items = [...this.nodes.values()].filter((n) => name === undefined || n.metadata.name === name)
-      .filter((n) => labels.every((term) => term.test(n.metadata.labels?.[term.key])));
+      .filter((n) => labels.every((term) => term.matches(n.metadata.labels?.[term.key])));
     send(res, 200, { kind: 'NodeList', apiVersion: 'v1', metadata: { resourceVersion: String(this.rv) }, items });
   }
 

@@ -97,8 +97,8 @@ function selectObjects(objects: Obj[], url: URL, namespace: string | undefined):
   if (typeof labels === 'string') return labels;
   const field = (o: Obj, path: string): string => path.split('.').reduce((v: any, k) => v?.[k], o) ?? '';
   let items = objects.filter((o) => namespace === undefined || o.metadata.namespace === namespace)
-    .filter((o) => fields.every((t) => t.test(field(o, t.key))))
-    .filter((o) => labels.every((t) => t.test(o.metadata.labels?.[t.key])));
+    .filter((o) => fields.every((t) => t.matches(field(o, t.key))))
+    .filter((o) => labels.every((t) => t.matches(o.metadata.labels?.[t.key])));
   const limit = Number(url.searchParams.get('limit') ?? '0');
   if (limit > 0) items = items.slice(0, limit);
   return items;
@@ -106,7 +106,7 @@ function selectObjects(objects: Obj[], url: URL, namespace: string | undefined):
 
 interface Term {
   key: string;
-  test(value: string | undefined): boolean;
+  matches(value: string | undefined): boolean;
 }
 
 /** k=v, k==v, k!=v, k, !k joined by commas (the selector forms kubectl and client-go send most). */
@@ -117,9 +117,9 @@ export function parseSelector(selector: string): Term[] | string {
     if (!m) return `unable to parse requirement: ${part}`;
     const [, not, key, op, want] = m as unknown as [string, string, string, string | undefined, string | undefined];
     if (not && op) return `unable to parse requirement: ${part}`;
-    if (op === '!=') terms.push({ key, test: (v) => v !== want });
-    else if (op) terms.push({ key, test: (v) => v === want });
-    else terms.push({ key, test: (v) => (not ? v === undefined : v !== undefined) });
+    if (op === '!=') terms.push({ key, matches: (v) => v !== want });
+    else if (op) terms.push({ key, matches: (v) => v === want });
+    else terms.push({ key, matches: (v) => (not ? v === undefined : v !== undefined) });
   }
   return terms;
 }

@@ -24,7 +24,7 @@ export function matchesFieldSelector(obj: Obj, selector: string): boolean {
   const terms = parseSelector(selector);
   if (typeof terms === 'string') return false;
   const field = (path: string): string => path.split('.').reduce((o: any, k) => o?.[k], obj) ?? '';
-  return terms.every((t) => t.test(String(field(t.key))));
+  return terms.every((t) => t.matches(String(field(t.key))));
 }
 
 export class WatchableCollection {
