@@ -5,6 +5,7 @@
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { HostRoot } from '../host/host-root.ts';
+import { argsFrom, parseFlags as parsePflags, readProcessTable } from '../host/processes.ts';
 import { realHostPath } from '../host/block-device.ts';
 
 export const KUBEADM_MANIFEST = '/etc/kubernetes/manifests/etcd.yaml';
@@ -35,16 +36,8 @@ export type Flags = Map<string, string>;
 
 /** ["etcd", "--data-dir=/x", "--name", "m1"] → {data-dir: /x, name: m1}. Go's flag package accepts - and --. */
 export function parseFlags(args: readonly string[]): Flags {
-  const flags: Flags = new Map();
-  for (let i = 0; i < args.length; i++) {
-    const match = /^--?([A-Za-z0-9][A-Za-z0-9_.-]*)(?:=(.*))?$/s.exec(args[i] ?? '');
-    if (!match) continue;
-    const name = match[1] as string;
-    if (match[2] !== undefined) flags.set(name, match[2]);
-    else if (i + 1 < args.length && !(args[i + 1] as string).startsWith('-')) flags.set(name, args[++i] as string);
-    else flags.set(name, 'true');
-  }
-  return flags;
+  // The pflag parser every collector uses, without the per-flag origins etcd's discovery does not need.
+  return new Map([...parsePflags(argsFrom([...args], ''))].map(([name, flag]) => [name, flag.value]));
 }
 
 /** KEY=value lines of an EnvironmentFile or a NUL-separated /proc/<pid>/environ; quotes removed. */
@@ -121,16 +114,9 @@ async function readManifest(host: HostRoot, file: string): Promise<PodMapping | 
 
 /** PIDs whose command is etcd, lowest first. */
 export async function findEtcdProcesses(host: HostRoot): Promise<{ pids: number[]; procReadable: boolean }> {
-  const listing = await host.listDir('/proc');
-  if (!listing.ok) return { pids: [], procReadable: false };
-  const pids: number[] = [];
-  for (const entry of listing.entries) {
-    if (!/^\d+$/.test(entry)) continue;
-    const cmdline = await host.readText(`/proc/${entry}/cmdline`, { maxBytes: 64 * 1024 });
-    const argv0 = cmdline.ok ? (cmdline.text.split('\0')[0] ?? '') : '';
-    if (path.posix.basename(argv0) === 'etcd') pids.push(Number(entry));
-  }
-  return { pids: pids.sort((a, b) => a - b), procReadable: true };
+  const table = await readProcessTable(host);
+  const pids = table.processes.filter((p) => path.posix.basename(p.argv[0] ?? '') === 'etcd').map((p) => p.pid);
+  return { pids: pids.sort((a, b) => a - b), procReadable: table.readable };
 }
 
 async function fromProcess(host: HostRoot, pid: number): Promise<EtcdDiscovery | undefined> {

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { Collector, CollectorContext } from './collector.ts';
 import { runHostCommand } from '../host/exec.ts';
+import { listProcesses } from '../host/processes.ts';
 import { K3S_CONFIG, parseEtcdManifest, parseFlags } from './etcd-discovery.ts';
 
 const APISERVER_MANIFESTS = ['/etc/kubernetes/manifests/kube-apiserver.yaml', '/var/lib/rancher/rke2/agent/pod-manifests/kube-apiserver.yaml'];
@@ -65,13 +66,8 @@ export function splitsEvents(overrides: string | undefined): boolean {
 
 async function apiserverFlags(ctx: CollectorContext): Promise<{ flags: Map<string, string>; source: string } | undefined> {
   const { host } = ctx;
-  const listing = await host.listDir('/proc');
-  for (const entry of listing.ok ? listing.entries : []) {
-    if (!/^\d+$/.test(entry)) continue;
-    const cmdline = await host.readText(`/proc/${entry}/cmdline`, { maxBytes: 64 * 1024 });
-    const args = cmdline.ok ? cmdline.text.split('\0').filter(Boolean) : [];
-    if (path.posix.basename(args[0] ?? '') === 'kube-apiserver') return { flags: parseFlags(args.slice(1)), source: `/proc/${entry}/cmdline` };
-  }
+  const live = (await listProcesses(host)).find((p) => path.posix.basename(p.argv[0] ?? '') === 'kube-apiserver');
+  if (live) return { flags: parseFlags(live.argv.slice(1)), source: `/proc/${live.pid}/cmdline` };
   for (const manifest of APISERVER_MANIFESTS) {
     const read = await host.readText(manifest);
     const pod = read.ok ? parseEtcdManifest(read.text) : undefined;

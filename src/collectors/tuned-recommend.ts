@@ -1,6 +1,7 @@
 // The profile tuned's own `recommend` would choose, computed from its rule files instead of running
 // tuned-adm (which needs root for virt-what and is a host binary a pod does not have).
 import type { HostRoot } from '../host/host-root.ts';
+import { listProcesses } from '../host/processes.ts';
 
 export interface IniSection {
   name: string;
@@ -89,13 +90,7 @@ async function optionMatches(inputs: RecommendInputs, key: string, pattern: stri
 }
 
 async function anyProcessMatches(host: HostRoot, pattern: string): Promise<boolean> {
-  const proc = await host.listDir('/proc');
-  if (!proc.ok) return false;
-  for (const pid of proc.entries.filter((entry) => /^\d+$/.test(entry)).slice(0, 8192)) {
-    const cmdline = await host.readText(`/proc/${pid}/cmdline`, { maxBytes: 4096 });
-    if (cmdline.ok && matches(pattern, cmdline.text.replaceAll('\0', ' ').trim(), '')) return true;
-  }
-  return false;
+  return (await listProcesses(host)).some((p) => matches(pattern, p.argv.join(' '), ''));
 }
 
 async function firstMatch(inputs: RecommendInputs, text: string, file: string): Promise<Recommendation | undefined> {

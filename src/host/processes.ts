@@ -34,9 +34,32 @@ export function splitCmdline(raw: string): string[] {
   return parts;
 }
 
+export interface ProcessTable {
+  /** False when the host's /proc cannot be listed: "no such process" cannot be concluded then. */
+  readable: boolean;
+  processes: HostProcess[];
+}
+
+// One walk of /proc per HostRoot: a scan opens its own HostRoot, and several collectors
+// (kubelet, control plane, etcd, tuned, volumes) look for processes in the same scan.
+const tables = new WeakMap<HostRoot, Promise<ProcessTable>>();
+
+export function readProcessTable(host: HostRoot): Promise<ProcessTable> {
+  let table = tables.get(host);
+  if (!table) {
+    table = walkProc(host);
+    tables.set(host, table);
+  }
+  return table;
+}
+
 export async function listProcesses(host: HostRoot): Promise<HostProcess[]> {
+  return (await readProcessTable(host)).processes;
+}
+
+async function walkProc(host: HostRoot): Promise<ProcessTable> {
   const listing = await host.listDir('/proc');
-  if (!listing.ok) return [];
+  if (!listing.ok) return { readable: false, processes: [] };
   const processes: HostProcess[] = [];
   for (const entry of listing.entries) {
     if (!/^\d+$/.test(entry)) continue;
@@ -45,7 +68,7 @@ export async function listProcesses(host: HostRoot): Promise<HostProcess[]> {
     const comm = await host.readValue(`/proc/${entry}/comm`);
     processes.push({ pid: Number(entry), comm: comm.ok ? comm.text : '', argv: splitCmdline(cmdline.text) });
   }
-  return processes;
+  return { readable: true, processes };
 }
 
 /** Processes whose comm or argv[0] file name is one of `names`. */

@@ -1,16 +1,11 @@
 // Garbage in any file the kubelet, control-plane-limits and throttling collectors read must come out
 // as facts (decided or unknown with a reason), never as an exception.
 import { test } from 'node:test';
-import assert from 'node:assert/strict';
-import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import fc from 'fast-check';
 import kubelet from '../../src/collectors/kubelet.ts';
 import controlPlaneLimits from '../../src/collectors/control-plane-limits.ts';
 import { createThrottlingCollector } from '../../src/collectors/throttling.ts';
-import { FactSet } from '../../src/facts/fact-set.ts';
-import { HostRoot } from '../../src/host/host-root.ts';
+import { assertCollectorsSurviveGarbage } from '../helpers/garbage-hosts.ts';
 
 const FILES = [
   '/proc/100/cmdline', '/proc/100/comm', '/proc/200/cmdline', '/proc/200/comm', '/var/lib/kubelet/config.yaml',
@@ -31,34 +26,7 @@ const tricky = fc.constantFrom(
   '2026-11-30T13:20:00Z stderr F Waited for 99999999999999999999h due to client-side throttling', 'Waited before sending request delay="1e309s"',
   '{"log":"Throttling request took 1.5s, request: GET","time":"not a time"}',
 );
-const content = fc.oneof(fc.string({ maxLength: 300 }), fc.uint8Array({ maxLength: 300 }).map((bytes) => Buffer.from(bytes)), tricky);
-
 test('the api-client collectors never throw on garbage host files', async () => {
-  const base = await mkdtemp(path.join(os.tmpdir(), 'nta-api-garbage-'));
   const collectors = [kubelet, controlPlaneLimits, createThrottlingCollector({ clock: () => Date.UTC(2026, 10, 30, 14) })];
-  let run = 0;
-  try {
-    await fc.assert(
-      fc.asyncProperty(fc.dictionary(fc.constantFrom(...FILES), content, { minKeys: 1, maxKeys: 10 }), async (files) => {
-        const root = path.join(base, String(run++));
-        for (const [hostPath, data] of Object.entries(files)) {
-          await mkdir(path.dirname(path.join(root, hostPath)), { recursive: true });
-          await writeFile(path.join(root, hostPath), data);
-        }
-        const facts = new FactSet();
-        const ctx = { host: new HostRoot(root), facts, sleep: async () => {}, now: () => 0 };
-        for (const collector of collectors) await collector.collect(ctx);
-        for (const key of facts.keys()) {
-          const fact = facts.get(key);
-          assert.equal(typeof fact?.source, 'string', `${key} has a source`);
-          if (fact?.unknown !== undefined) assert.ok(fact.unknown.length > 0, `${key} says why it is unknown`);
-          if (typeof fact?.value === 'number') assert.ok(Number.isFinite(fact.value), `${key} is a finite number`);
-        }
-        await rm(root, { recursive: true, force: true });
-      }),
-      { numRuns: 150 },
-    );
-  } finally {
-    await rm(base, { recursive: true, force: true });
-  }
+  await assertCollectorsSurviveGarbage({ collectors, files: FILES, tricky, maxKeys: 10, numRuns: 150 });
 });

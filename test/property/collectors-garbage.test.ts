@@ -7,8 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import { COLLECTORS } from '../../src/collectors/index.ts';
-import { FactSet } from '../../src/facts/fact-set.ts';
-import { HostRoot } from '../../src/host/host-root.ts';
+import { assertCollectorsSurviveGarbage } from '../helpers/garbage-hosts.ts';
 
 const PARSED_FILES = [
   '/proc/sys/kernel/osrelease', '/proc/cmdline', '/proc/config.gz', '/boot/config-6.1.0-28-amd64', '/proc/timer_list',
@@ -32,34 +31,8 @@ const tricky = fc.constantFrom(
   'timestamp 99999999999999999999999', 'etcd\0--data-dir=/var/lib/etcd\0--listen-metrics-urls=http://127.0.0.1:1\0',
   'ETCD_DATA_DIR=/var/lib/etcd\n', '21 0 8:1 / / rw - ext4 /dev/sda1 rw\n', 'spec:\n  containers:\n  - command: [etcd, --data-dir=/x]\n', '1'.repeat(5000), '${f:exec:cat:/etc/shadow}', '99999999999', 'performance powersave\n',
 );
-const content = fc.oneof(fc.string({ maxLength: 300 }), fc.uint8Array({ maxLength: 300 }).map((bytes) => Buffer.from(bytes)), tricky);
-
 test('no collector throws on garbage host files', async () => {
-  const base = await mkdtemp(path.join(os.tmpdir(), 'nta-garbage-'));
-  let run = 0;
-  try {
-    await fc.assert(
-      fc.asyncProperty(fc.dictionary(fc.constantFrom(...PARSED_FILES), content, { minKeys: 1, maxKeys: 12 }), async (files) => {
-        const root = path.join(base, String(run++));
-        for (const [hostPath, data] of Object.entries(files)) {
-          await mkdir(path.dirname(path.join(root, hostPath)), { recursive: true });
-          await writeFile(path.join(root, hostPath), data);
-        }
-        const facts = new FactSet();
-        const ctx = { host: new HostRoot(root), facts, sleep: async () => {}, now: () => run * 1000 };
-        for (const collector of COLLECTORS) await collector.collect(ctx);
-        for (const key of facts.keys()) {
-          const fact = facts.get(key);
-          assert.equal(typeof fact?.source, 'string', `${key} has a source`);
-          if (fact?.unknown !== undefined) assert.ok(fact.unknown.length > 0, `${key} says why it is unknown`);
-        }
-        await rm(root, { recursive: true, force: true });
-      }),
-      { numRuns: 150 },
-    );
-  } finally {
-    await rm(base, { recursive: true, force: true });
-  }
+  await assertCollectorsSurviveGarbage({ collectors: COLLECTORS, files: PARSED_FILES, tricky, maxKeys: 12, numRuns: 150 });
 });
 
 test('the rule loader turns any garbage file into located errors, never an exception', async () => {

@@ -60,3 +60,19 @@ test('parseFlags and splitCmdline never throw on garbage', () => {
     }),
   );
 });
+
+test('a scan walks the host process table once, however many collectors look for processes', async () => {
+  const { HostRoot } = await import('../../src/host/host-root.ts');
+  const { collectFacts } = await import('../../src/facts/collect.ts');
+  const { fixtureHost } = await import('../helpers/fixtures.ts');
+  let procListings = 0;
+  class CountingHost extends HostRoot {
+    override async listDir(hostPath: string) {
+      if (hostPath === '/proc') procListings++;
+      return super.listDir(hostPath);
+    }
+  }
+  const facts = await collectFacts(new CountingHost(fixtureHost('etcd-kubeadm-nvme')), { sleep: async () => {} });
+  assert.equal(facts.value('etcd.present'), true);
+  assert.equal(procListings, 1);
+});
