@@ -97,9 +97,11 @@ const tunedCollector: Collector = {
     }
 
     const mode = await host.readValue('/etc/tuned/profile_mode');
-    if (mode.ok && (mode.text === 'auto' || mode.text === 'manual')) facts.set('tuned.mode', mode.text, mode.path);
-    else if (mode.ok) facts.unknown('tuned.mode', `/etc/tuned/profile_mode holds "${mode.text.slice(0, 40)}", not auto or manual`, mode.path);
-    else facts.set('tuned.mode', active.length > 0 ? 'manual' : 'auto', 'inferred', 'no /etc/tuned/profile_mode: tuned-adm derives it from active_profile');
+    // tuned reads an empty or missing profile_mode as "not recorded" and derives it from active_profile.
+    const recorded = mode.ok ? mode.text : '';
+    if (recorded === 'auto' || recorded === 'manual') facts.set('tuned.mode', recorded, mode.path);
+    else if (recorded !== '') facts.unknown('tuned.mode', `/etc/tuned/profile_mode holds "${recorded.slice(0, 40)}", not auto or manual`, mode.path);
+    else facts.set('tuned.mode', active.length > 0 ? 'manual' : 'auto', 'inferred', `${mode.ok ? 'empty' : 'no'} /etc/tuned/profile_mode: tuned derives it from active_profile`);
 
     const daemon = await daemonRunning(host);
     facts.set('tuned.running', daemon.running, '/run/tuned/tuned.pid', daemon.detail);
