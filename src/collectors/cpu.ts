@@ -60,9 +60,11 @@ async function readOptional(host: HostRoot, path: string): Promise<string | null
   return read.ok ? read.text : null;
 }
 
+/** A sysfs integer; anything else (including digits too long to be exact) is null. */
 function toNumber(text: string | null): number | null {
   if (text === null || !/^\d+$/.test(text)) return null;
-  return Number(text);
+  const value = Number(text);
+  return Number.isSafeInteger(value) ? value : null;
 }
 
 /** ".../cpufreq/policy2" → "policy2"; the old per-CPU ".../cpu2/cpufreq" → "cpu2". */

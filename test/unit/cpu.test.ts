@@ -79,3 +79,12 @@ test('kernels without policyN directories: each cpuN/cpufreq is read as its own 
   assert.deepEqual(facts.get('cpu.governor'), { value: 'ondemand', source: '/sys/devices/system/cpu/cpu*/cpufreq/scaling_governor' });
   assert.deepEqual((facts.value('cpu.policies') as { policy: string }[]).map((policy) => policy.policy), ['cpu0', 'cpu1']);
 });
+
+test('a sysfs number too long to be exact is no number, not Infinity', async (t) => {
+  const { tempHost } = await import('../helpers/fixtures.ts');
+  const { collectFacts } = await import('../../src/facts/collect.ts');
+  const { HostRoot } = await import('../../src/host/host-root.ts');
+  const root = await tempHost(t, { 'sys/devices/system/cpu/cpu0/cpuidle/state0/latency': `${'1'.repeat(400)}\n` });
+  const facts = await collectFacts(new HostRoot(root), { collectors: [cpu] });
+  assert.equal(facts.get('cpu.deepestIdleLatencyUs')?.value, null);
+});
