@@ -50,6 +50,8 @@ export interface ControlPlaneOptions {
   controllerManager?: boolean;
   /** Extra kube-apiserver flags, e.g. ['--audit-policy-file=…']. */
   apiserverArgs?: string[];
+  /** Extra static bearer tokens (token → user and groups), e.g. for an exec-plugin credential test. */
+  extraTokens?: { token: string; user: string; groups?: string[] }[];
 }
 
 export interface KubeResponse {
@@ -270,7 +272,9 @@ export class ControlPlane {
     await writeFile(path.join(pki, 'tokens.csv'), [
       `${this.adminToken},admin,admin,"system:masters"`,
       `${this.schedulerToken},system:kube-scheduler,system:kube-scheduler`,
-      `${this.kcmToken},system:kube-controller-manager,system:kube-controller-manager`, '',
+      `${this.kcmToken},system:kube-controller-manager,system:kube-controller-manager`,
+      ...(this.opts.extraTokens ?? []).map((t) => `${t.token},${t.user},${t.user}${t.groups?.length ? `,"${t.groups.join(',')}"` : ''}`),
+      '',
     ].join('\n'), { mode: 0o600 });
   }
 
