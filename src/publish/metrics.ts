@@ -26,6 +26,10 @@ export interface AgentMetrics {
   setReport(report: Report, durationSeconds: number, finishedAtMs: number): void;
   scanFailed(): void;
   countApiRequest(verb: string, code: string): void;
+  /** A list-watch failed (and will list again after a backoff); reason is a bounded label. */
+  countWatchError(watch: string, reason: string): void;
+  /** A rejected promise nobody handled, caught by the last-resort handler (a bug: the agent keeps serving). */
+  countUnhandledRejection(): void;
   /** One pod's start-up phase on this node, as the pod watch observed it. */
   observePodPhase(phase: string, seconds: number): void;
 }
@@ -122,6 +126,13 @@ export function createAgentMetrics(version: string): AgentMetrics {
     name: `${P}api_requests_total`, help: 'Requests this agent sent to kube-apiserver, by verb and HTTP code.',
     labelNames: ['verb', 'code'], registers: [registry],
   });
+  const watchErrors = new Counter({
+    name: `${P}watch_errors_total`, help: 'List-watch failures by watch and reason; each is followed by a LIST after a backoff.',
+    labelNames: ['watch', 'reason'], registers: [registry],
+  });
+  const unhandled = new Counter({
+    name: `${P}unhandled_rejections_total`, help: 'Rejected promises nobody handled (an agent bug, logged; the agent keeps serving).', registers: [registry],
+  });
   const podPhases = new Histogram({
     name: `${P}pod_startup_phase_seconds`,
     help: 'Pod start-up phases on this node as the pod watch observed them (scheduling, initialization, creation, readiness; total = creation to Ready).',
@@ -143,6 +154,8 @@ export function createAgentMetrics(version: string): AgentMetrics {
     },
     scanFailed: () => scanErrors.inc(),
     countApiRequest: (verb, code) => apiRequests.inc({ verb, code }),
+    countWatchError: (watch, reason) => watchErrors.inc({ watch, reason }),
+    countUnhandledRejection: () => unhandled.inc(),
     observePodPhase: (phase, seconds) => podPhases.observe({ phase }, seconds),
   };
 }

@@ -1,7 +1,7 @@
-// Runs the real agent wiring (client-node over HTTP) against the fake apiserver.
+// Runs the real agent wiring (the project's Kubernetes client over HTTP) against the fake apiserver.
 import type { Report } from '../../src/report/types.ts';
 import type { Agent, AgentOptions } from '../../src/agent/agent.ts';
-import { TokenBucket } from '../../src/agent/backoff.ts';
+import { TokenBucket } from '../../src/kube/backoff.ts';
 import { wireAgent } from '../../src/agent/wire.ts';
 import type { AgentMetrics } from '../../src/publish/metrics.ts';
 import type { WorkloadSnapshot } from '../../src/workload/snapshot.ts';
@@ -32,7 +32,7 @@ export function runAgent(
   agent = wireAgent({
     kubeconfig, nodeName: 'worker-1', log: (line) => logs.push(line), metrics: opts.metrics, dryRunOut: opts.dryRunOut,
     ...(opts.workload ? { workload: opts.workload } : {}),
-    limiter: new TokenBucket(1000, 1000), ownWriteWaitMs: 2_000, requestTimeoutMs: 500,
+    limiter: new TokenBucket(1000, 1000), requestTimeoutMs: 500,
     agent: { ...FAST, ...opts.agent },
     scan: async (cluster) => {
       scans += 1;

@@ -3,7 +3,6 @@
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { loadKubeConfig } from '../../agent/kube.ts';
 import { ClusterApi } from '../../cluster/api.ts';
 import { failingRules } from '../../cluster/nodes.ts';
 import { runClusterReport, type ClusterReport } from '../../cluster/report.ts';
@@ -69,17 +68,22 @@ export async function reportCommand(args: string[], io: Io): Promise<number> {
   }
   const output = oneOf('--output', values.output, OUTPUTS, 'table');
   const failOn = oneOf('--fail-on', values['fail-on'], FAIL_ON, 'critical');
-  let kc;
+  let api;
   try {
-    kc = loadKubeConfig(kubeconfigPath(values.kubeconfig, io.env));
+    api = ClusterApi.fromKubeconfig(kubeconfigPath(values.kubeconfig, io.env), io.env);
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
-  const report = await runClusterReport(new ClusterApi(kc), {
-    ...(values.selector ? { selector: values.selector } : {}),
-    ruleLocations: values.rules ?? [],
-    bundledRules: !values['no-bundled-rules'],
-  });
+  let report;
+  try {
+    report = await runClusterReport(api, {
+      ...(values.selector ? { selector: values.selector } : {}),
+      ruleLocations: values.rules ?? [],
+      bundledRules: !values['no-bundled-rules'],
+    });
+  } finally {
+    await api.close();
+  }
   if (output === 'json') io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   else if (output === 'markdown') io.stdout.write(renderClusterMarkdown(report));
   else io.stdout.write(renderClusterTable(report, Math.max(60, io.stdout.columns ?? 80)));

@@ -1,7 +1,6 @@
 // Client-side pacing: a token bucket for every request, and exponential backoff with full jitter
-// (capped) after failures; a 429's Retry-After wins when it is longer.
-import { ApiException } from '@kubernetes/client-node';
-import { setTimeout as sleep } from 'node:timers/promises';
+// (capped) after failures; a 429's (or 503's) Retry-After wins when it is longer.
+import { KubeError } from './errors.ts';
 
 export class TokenBucket {
   private tokens: number;
@@ -27,9 +26,10 @@ export class TokenBucket {
     return this.tokens >= 0 ? 0 : (-this.tokens / this.qps) * 1000;
   }
 
-  async take(): Promise<void> {
+  /** Wait for a token; an aborted signal ends the wait at once (rejecting with its reason). */
+  async take(signal?: AbortSignal): Promise<void> {
     const wait = this.reserve();
-    if (wait > 0) await sleep(wait);
+    if (wait > 0) await delay(wait, signal);
   }
 }
 
@@ -46,15 +46,9 @@ export function backoffDelay(attempt: number, policy: BackoffPolicy, random: () 
   return Math.max(policy.baseMs / 2, Math.round(ceiling * random()));
 }
 
-/** Retry-After of a 429/503 in milliseconds (seconds or HTTP date), or undefined. */
-export function retryAfterMs(err: unknown, nowMs: number = Date.now()): number | undefined {
-  if (!(err instanceof ApiException)) return undefined;
-  const header = err.headers?.['retry-after'];
-  if (header === undefined) return undefined;
-  const seconds = Number(header);
-  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
-  const date = Date.parse(header);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - nowMs);
+/** Retry-After the server sent with a 429/503 (of any request, watches included), in milliseconds. */
+export function retryAfterMs(err: unknown): number | undefined {
+  return err instanceof KubeError ? err.retryAfterMs : undefined;
 }
 
 /** A Retry-After longer than this is treated as this (a broken proxy must not park the agent for days). */
@@ -70,4 +64,14 @@ export function retryDelay(err: unknown, attempt: number, policy: BackoffPolicy,
 /** Interval ±10 %. */
 export function jittered(intervalMs: number, random: () => number = Math.random): number {
   return Math.round(intervalMs * (0.9 + 0.2 * random()));
+}
+
+/** Sleep that an abort ends early: resolves on time, rejects with the signal's reason when aborted. */
+export function delay(ms: number, signal?: AbortSignal): Promise<void> {
+  if (signal?.aborted) return Promise.reject(signal.reason);
+  return new Promise((resolve, reject) => {
+    const onAbort = (): void => { clearTimeout(timer); reject(signal?.reason); };
+    const timer = setTimeout(() => { signal?.removeEventListener('abort', onAbort); resolve(); }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
 }
