@@ -196,7 +196,7 @@ export class KubeClient {
         page = await this.json('list', spec, (text) => decodeList<T>(text));
       } catch (err) {
         if (token !== undefined && err instanceof KubeError && err.expired) {
-          throw new ContinueExpired({ verb: 'list', target: err.target, code: err.code, status: err.status, reason: err.reason, detail: `${err.detail} (the list changed too much while paging: list again from the start)` });
+          throw new ContinueExpired({ verb: 'list', target: err.target, code: err.code, status: err.status, reason: err.reason, detail: `continue token expired, list again from the start (${err.detail})` });
         }
         throw err;
       }
