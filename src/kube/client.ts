@@ -23,6 +23,8 @@ export interface ClientOptions {
   maxResponseBytes?: number;
   /** Cap on one watch line (one event). */
   maxWatchLineBytes?: number;
+  /** A watch silent this long past its timeoutSeconds is aborted (a dead proxy); default 60 s. */
+  watchIdleGraceMs?: number;
   userAgent?: string;
   /** Called once per request when it ends (for a watch: when the stream ends). */
   onRequest?(record: RequestRecord): void;
@@ -258,7 +260,7 @@ export class KubeClient {
     const open = await this.open(spec);
     try {
       await this.failOnStatus(spec, open);
-      const idleMs = timeoutSeconds * 1000 + WATCH_IDLE_GRACE_MS;
+      const idleMs = timeoutSeconds * 1000 + (this.opts.watchIdleGraceMs ?? WATCH_IDLE_GRACE_MS);
       const silent = `watch sent nothing for ${Math.round(idleMs / 1000)} s`;
       open.deadline(idleMs, silent);
       open.res.on('data', (chunk: Buffer) => { bytes += chunk.length; this.counters.bytesReceived += chunk.length; open.deadline(idleMs, silent); });
