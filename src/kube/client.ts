@@ -68,7 +68,10 @@ export interface WatchOptions extends Where {
   fieldSelector?: string;
   /** Start after this version (from a list or the last event); unset: from now, after synthetic ADDED events. */
   resourceVersion?: string;
-  /** Server-side end of the watch; default a random 5–10 min (as client-go), so watches spread. */
+  /**
+   * Server-side end of the watch; default a random 30–60 min (what kube-apiserver picks by itself),
+   * so a quiet watch costs about one request per 45 min and renewals of many agents spread out.
+   */
   timeoutSeconds?: number;
   metadataOnly?: boolean;
 }
@@ -246,7 +249,7 @@ export class KubeClient {
    * an ERROR event (410 Expired: list again), a malformed line, silence past the timeout, or abort.
    */
   async watch<T extends KubeObject>(ref: ResourceRef, opts: WatchOptions, onEvent: (event: WatchEvent<T>) => void): Promise<{ resourceVersion: string | undefined }> {
-    const timeoutSeconds = opts.timeoutSeconds ?? Math.round(300 * (1 + Math.random()));
+    const timeoutSeconds = opts.timeoutSeconds ?? Math.round(1800 * (1 + Math.random()));
     const spec: Spec = {
       verb: 'watch', ref, method: 'GET', ...where(opts), ...(opts.metadataOnly ? { accept: METADATA_OBJECT } : {}),
       query: {

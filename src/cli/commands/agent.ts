@@ -34,8 +34,8 @@ Flags:
 
 API use: one LIST and one watch each of this Node (fieldSelector metadata.name=NAME), the pods on it
 (fieldSelector spec.nodeName=NAME), CSIDriver objects and this node's CSINode; no periodic GET or LIST;
-writes only on change; client limit 1 request/s, burst 5; 429 honours Retry-After; errors back off
-exponentially (1 s … 5 min, jittered). Deploy-free try-out: agent --kubeconfig ~/.kube/config --node-name N --dry-run --once
+writes only on change; client limit 1 request/s, burst 5; 429 honours Retry-After (watches too); errors
+back off exponentially (1 s … 5 min, jittered). SIGTERM aborts what is in flight and exits within 2 s. Deploy-free try-out: agent --kubeconfig ~/.kube/config --node-name N --dry-run --once
 `;
 
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
