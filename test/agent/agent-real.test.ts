@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { ControlPlane, realServerTier, type AuditedRequest } from '../helpers/control-plane.ts';
+import { auditArgs, describeRequests, isWrite, type AuditLog, type AuditedRequest } from '../helpers/audit.ts';
+import { ControlPlane, realServerTier } from '../helpers/control-plane.ts';
 import { createBoundPod, createReadyNode, ensureNamespace, ensureServiceAccount, podBoundToken } from '../helpers/kube-objects.ts';
 import { runAgent } from '../helpers/agent-harness.ts';
 import { REPO } from '../helpers/manifests.ts';
@@ -20,6 +21,7 @@ import { WorkloadState } from '../../src/workload/state.ts';
 import type { Report } from '../../src/report/types.ts';
 
 const AGENT_USER = 'system:serviceaccount:node-tuning-advisor:node-tuning-advisor';
+const BLIND_USER = 'system:serviceaccount:node-tuning-advisor:blind';
 const REAL = { requestTimeoutMs: 10_000, agent: { nodeReadTimeoutMs: 15_000 } };
 
 function ours(annotations: Record<string, string> | undefined): Record<string, string> {
@@ -35,18 +37,26 @@ function tickFixedFrom(from: number): (scan: number) => Report {
   };
 }
 
-const writes = (r: AuditedRequest) => !['get', 'list', 'watch'].includes(r.verb);
-const summary = (rs: AuditedRequest[]) => rs.map((r) => `${r.verb} ${r.resource}${r.name && r.verb !== 'create' ? `/${r.name}` : ''} ${r.code}`);
+/** "patch nodes/worker-1 200", "create events 201": the resource path after the group version. */
+const summary = (rs: AuditedRequest[]) => rs.map((r) => {
+  const parts = r.path.split('/').filter(Boolean).slice(r.path.startsWith('/apis/') ? 3 : 2);
+  const local = parts[0] === 'namespaces' && parts.length > 2 ? parts.slice(2) : parts;
+  return `${r.verb} ${local.join('/')} ${r.code}`;
+});
+const resourceOf = (r: AuditedRequest) => r.path.split('/').filter(Boolean).at(-1);
 
 describe('the agent on the real control plane', realServerTier(), () => {
   let cp: ControlPlane;
   let dir: string;
   let kubeconfig: string;
-  const byAgent = async (since: number, user = AGENT_USER) => (await cp.auditRequests((r) => r.username === user)).slice(since);
+  let audit: AuditLog;
+  const byAgent = async (since: number, user = AGENT_USER) => (await audit.requests((r) => r.user === user)).slice(since);
 
   before(async () => {
-    cp = await ControlPlane.start({ audit: true });
     dir = await mkdtemp(path.join(tmpdir(), 'nta-agent-real-'));
+    const audited = await auditArgs(dir, [AGENT_USER, BLIND_USER]);
+    audit = audited.log;
+    cp = await ControlPlane.start({ apiserverArgs: audited.args });
     for (const file of ['namespace.yaml', 'rbac.yaml']) {
       const applied = await cp.kubectl(['apply', '-f', path.join(REPO, 'manifests/base', file)]);
       assert.equal(applied.code, 0, applied.stderr);
@@ -64,15 +74,15 @@ describe('the agent on the real control plane', realServerTier(), () => {
     const first = runAgent(kubeconfig, tickFixedFrom(Infinity), { ...REAL, stopAfterScans: 8 });
     assert.equal(await first.result, 0, first.logs.join("\n"));
     const requests = await byAgent(0);
-    assert.deepEqual(summary(requests.filter(writes)), ['patch nodes/worker-1 200', 'create events 201', 'create events 201', 'create events 201']);
-    assert.deepEqual(requests.filter((r) => (r.code ?? 0) >= 400), [], 'nothing refused by RBAC');
+    assert.deepEqual(summary(requests.filter(isWrite)), ['patch nodes/worker-1 200', 'create events 201', 'create events 201', 'create events 201'], describeRequests(requests));
+    assert.deepEqual(requests.filter((r) => r.code >= 400), [], 'nothing refused by RBAC');
     assert.equal(requests.filter((r) => r.verb === 'get').length, 0, 'no GET');
     for (const resource of ['nodes', 'pods', 'csidrivers', 'csinodes']) {
-      assert.equal(requests.filter((r) => r.verb === 'list' && r.resource === resource).length, 1, `one LIST of ${resource}`);
-      assert.ok(requests.some((r) => r.verb === 'watch' && r.resource === resource), `a watch of ${resource}`);
+      assert.equal(requests.filter((r) => r.verb === 'list' && resourceOf(r) === resource).length, 1, `one LIST of ${resource}`);
+      assert.ok(requests.some((r) => r.verb === 'watch' && resourceOf(r) === resource), `a watch of ${resource}`);
     }
-    assert.ok(requests.filter((r) => r.resource === 'nodes' && r.verb !== 'patch').every((r) => r.requestURI.includes('fieldSelector=metadata.name%3Dworker-1')));
-    assert.ok(requests.filter((r) => r.resource === 'pods').every((r) => r.requestURI.includes('fieldSelector=spec.nodeName%3Dworker-1')));
+    assert.ok(requests.filter((r) => r.verb === 'list' || r.verb === 'watch').filter((r) => resourceOf(r) === 'nodes').every((r) => r.query.get('fieldSelector') === 'metadata.name=worker-1'));
+    assert.ok(requests.filter((r) => resourceOf(r) === 'pods').every((r) => r.query.get('fieldSelector') === 'spec.nodeName=worker-1'));
     const node = await cp.must('GET', '/api/v1/nodes/worker-1');
     assert.deepEqual(ours(node.metadata.annotations), renderAnnotations(seedReport()));
     assert.ok(node.metadata.annotations['kubeadm.alpha.kubernetes.io/cri-socket'], 'foreign annotation kept');
@@ -82,7 +92,7 @@ describe('the agent on the real control plane', realServerTier(), () => {
     const before = requests.length;
     const restarted = runAgent(kubeconfig, tickFixedFrom(Infinity), { ...REAL, stopAfterScans: 4 });
     assert.equal(await restarted.result, 0);
-    assert.deepEqual(summary((await byAgent(before)).filter(writes)), [], 'a restart with the same state writes nothing');
+    assert.deepEqual(summary((await byAgent(before)).filter(isWrite)), [], 'a restart with the same state writes nothing');
   });
 
   test('an external edit is repaired with one PATCH; a rule that passes now sends one Normal Event', async () => {
@@ -96,7 +106,7 @@ describe('the agent on the real control plane', realServerTier(), () => {
       return tickFixedFrom(6)(scan);
     }, { ...REAL, stopAfterScans: 9 });
     assert.equal(await run.result, 0, run.logs.join('\n'));
-    assert.deepEqual(summary((await byAgent(since)).filter(writes)), ['patch nodes/worker-1 200', 'patch nodes/worker-1 200', 'create events 201']);
+    assert.deepEqual(summary((await byAgent(since)).filter(isWrite)), ['patch nodes/worker-1 200', 'patch nodes/worker-1 200', 'create events 201']);
     const node = await cp.must('GET', '/api/v1/nodes/worker-1');
     assert.deepEqual(ours(node.metadata.annotations), renderAnnotations(tickFixedFrom(6)(6)));
     const resolved = (await cp.must('GET', '/api/v1/namespaces/default/events')).items.filter((e: any) => e.reason === 'TuningResolved');
@@ -140,16 +150,15 @@ describe('the agent on the real control plane', realServerTier(), () => {
     await createReadyNode(cp, 'worker-3');
     const token = await cp.must('POST', '/api/v1/namespaces/node-tuning-advisor/serviceaccounts/blind/token', { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: {} });
     const blind = await cp.writeKubeconfig(path.join(dir, 'blind.kubeconfig'), 'blind', token.status.token);
-    const user = 'system:serviceaccount:node-tuning-advisor:blind';
     // RBAC changes take a moment to reach the authorizer: wait until the LIST is allowed.
     for (let i = 0; i < 50 && (await cp.request('GET', '/api/v1/nodes', undefined, { token: token.status.token })).status !== 200; i++) await new Promise((r) => setTimeout(r, 100));
     const metrics = createAgentMetrics('test');
     // Production backoff: the next LIST is a minute away, so the watch's copy of the Node stays old.
     const run = runAgent(blind, () => seedReport(), { ...REAL, nodeName: 'worker-3', metrics, stopAfterScans: 8, agent: { ...REAL.agent, backoff: { baseMs: 60_000, capMs: 60_000 } } });
     assert.equal(await run.result, 0, run.logs.join('\n'));
-    const requests = await byAgent(0, user);
-    assert.ok(requests.some((r) => r.verb === 'watch' && r.resource === 'nodes' && r.code === 403), summary(requests).join('\n'));
-    assert.deepEqual(summary(requests.filter(writes)), ['patch nodes/worker-3 200', 'create events 201', 'create events 201', 'create events 201']);
+    const requests = await byAgent(0, BLIND_USER);
+    assert.ok(requests.some((r) => r.verb === 'watch' && resourceOf(r) === 'nodes' && r.code === 403), describeRequests(requests));
+    assert.deepEqual(summary(requests.filter(isWrite)), ['patch nodes/worker-3 200', 'create events 201', 'create events 201', 'create events 201']);
     assert.match(await metrics.registry.metrics(), /^node_tuning_advisor_watch_errors_total\{watch="node",reason="forbidden"\} 1$/m);
   });
 });

@@ -52,22 +52,6 @@ export interface ControlPlaneOptions {
   apiserverArgs?: string[];
   /** Extra static bearer tokens (token → user and groups), e.g. for an exec-plugin credential test. */
   extraTokens?: { token: string; user: string; groups?: string[] }[];
-  /** Record every request in an audit log (level Metadata): `auditRequests()` reads it back. */
-  audit?: boolean;
-}
-
-/** One request as kube-apiserver's audit log records it (level Metadata). */
-export interface AuditedRequest {
-  auditID: string;
-  verb: string;
-  requestURI: string;
-  username: string;
-  code: number | undefined;
-  resource?: string;
-  subresource?: string;
-  namespace?: string;
-  name?: string;
-  userAgent?: string;
 }
 
 export interface KubeResponse {
@@ -275,26 +259,6 @@ export class ControlPlane {
     return { cert: await readFile(`${base}.crt`, 'utf8'), key: await readFile(`${base}.key`, 'utf8') };
   }
 
-  get auditLog(): string {
-    return path.join(this.dir, 'logs', 'audit.log');
-  }
-
-  /**
-   * Every request the apiserver finished (or, for a watch, started) so far, in order, one entry per
-   * request; needs `audit: true`. A marker request is sent first and waited for, so the log has
-   * caught up with every request that completed before this call.
-   */
-  async auditRequests(filter: (r: AuditedRequest) => boolean = () => true): Promise<AuditedRequest[]> {
-    if (!this.opts.audit) throw new Error('auditRequests() needs ControlPlane.start({ audit: true })');
-    const marker = `/version?audit-marker=${randomBytes(6).toString('hex')}`;
-    await this.request('GET', marker);
-    for (let attempt = 0; ; attempt++) {
-      const text = await readFile(this.auditLog, 'utf8').catch(() => '');
-      if (text.includes(marker) || attempt > 100) return parseAudit(text).filter((r) => !r.requestURI.includes('audit-marker=') && filter(r));
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-
   /** Log file of a component (kube-apiserver, etcd, …) for failure messages. */
   logFile(name: string): string {
     return path.join(this.dir, 'logs', `${name}.log`);
@@ -325,9 +289,6 @@ export class ControlPlane {
       '-set_serial', `0x${randomBytes(8).toString('hex')}`, '-days', '7', '-extfile', cnf, '-extensions', 'server',
       '-out', path.join(pki, 'apiserver.crt')]);
     this.ca = await readFile(this.caFile, 'utf8');
-    await writeFile(path.join(pki, 'audit-policy.yaml'), [
-      'apiVersion: audit.k8s.io/v1', 'kind: Policy', 'omitStages: [RequestReceived]', 'rules:', '- level: Metadata', '',
-    ].join('\n'));
     await writeFile(path.join(pki, 'tokens.csv'), [
       `${this.adminToken},admin,admin,"system:masters"`,
       `${this.schedulerToken},system:kube-scheduler,system:kube-scheduler`,
@@ -371,7 +332,6 @@ export class ControlPlane {
       `--service-account-issuer=${SA_ISSUER}`, `--service-account-signing-key-file=${pki}/sa.key`,
       `--service-account-key-file=${pki}/sa.pub`, '--service-cluster-ip-range=10.0.0.0/24',
       '--allow-privileged=true', '--shutdown-watch-termination-grace-period=1s',
-      ...(this.opts.audit ? [`--audit-policy-file=${pki}/audit-policy.yaml`, `--audit-log-path=${this.auditLog}`, '--audit-log-mode=blocking'] : []),
       ...(this.opts.apiserverArgs ?? []),
     ];
     this.launch('kube-apiserver', path.join(this.assets, 'kube-apiserver'), this.apiserverArgs);
@@ -487,22 +447,4 @@ export class ControlPlane {
       req.end(JSON.stringify(body));
     });
   }
-}
-
-/** One entry per auditID: a watch's ResponseStarted stands for it; everything else its ResponseComplete. */
-function parseAudit(text: string): AuditedRequest[] {
-  const seen = new Map<string, AuditedRequest>();
-  for (const line of text.split('\n')) {
-    if (!line.trim()) continue;
-    let e: any;
-    try { e = JSON.parse(line); } catch { continue; }
-    if (seen.has(e.auditID)) continue;
-    if (e.stage !== 'ResponseStarted' && e.stage !== 'ResponseComplete') continue;
-    const ref = e.objectRef ?? {};
-    seen.set(e.auditID, {
-      auditID: e.auditID, verb: e.verb, requestURI: e.requestURI, username: e.user?.username ?? '', code: e.responseStatus?.code,
-      resource: ref.resource, subresource: ref.subresource, namespace: ref.namespace, name: ref.name, userAgent: e.userAgent,
-    });
-  }
-  return [...seen.values()];
 }
