@@ -89,6 +89,7 @@ export class Agent {
       return 0;
     } finally {
       await Promise.all([this.deps.watcher.stop(), this.deps.background?.stop()]);
+      await this.deps.onStop?.(); // closes the connections (a no-op after stop())
     }
   }
 

@@ -53,6 +53,8 @@ export class Informer<T extends KubeObject> {
   private listedOnce = false;
   /** Set when a handler threw: the failure is the consumer's, counted as 'handler'. */
   private handlerThrew = false;
+  /** After a handler threw, the next LIST delivers every object again (the consumer may have missed some). */
+  private redeliver = false;
 
   constructor(client: KubeClient, ref: ResourceRef, opts: InformerOptions) {
     this.client = client;
@@ -136,13 +138,15 @@ export class Informer<T extends KubeObject> {
   private replace(items: T[]): void {
     const next = new Map(items.map((item) => [objectKey(item), item]));
     const old = this.cache;
+    const again = this.redeliver;
+    this.redeliver = false;
     this.cache = next;
     this.deliver(() => {
       for (const [key, obj] of old) if (!next.has(key)) for (const h of this.handlers) h.deleted?.(obj);
       for (const [key, obj] of next) {
         const before = old.get(key);
         if (before === undefined) for (const h of this.handlers) h.added?.(obj);
-        else if (before.metadata.resourceVersion !== obj.metadata.resourceVersion) for (const h of this.handlers) h.updated?.(obj, before);
+        else if (again || before.metadata.resourceVersion !== obj.metadata.resourceVersion) for (const h of this.handlers) h.updated?.(obj, before);
       }
       this.listedOnce = true;
       for (const h of this.handlers) h.listed?.(items);
@@ -172,6 +176,7 @@ export class Informer<T extends KubeObject> {
       run();
     } catch (err) {
       this.handlerThrew = true;
+      this.redeliver = true;
       throw new Error(`a handler of ${this.opts.what} threw: ${describeError(err)}`);
     }
   }

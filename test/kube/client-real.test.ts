@@ -105,6 +105,23 @@ describe('Kubernetes client on the real control plane', realServerTier(), () => 
     assert.equal(end.resourceVersion, events.at(-1)?.object.metadata.resourceVersion);
   });
 
+  test('pods in a namespace: create, watch from the list, delete at once; the namespace deleted', async () => {
+    await createReadyNode(cp, 'measure-node');
+    await admin.create(NAMESPACES, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'measure' } });
+    await ensureServiceAccount(cp, 'measure', 'default');
+    const from = (await admin.list(PODS, { namespace: 'measure' })).resourceVersion;
+    const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'probe-1' }, spec: { nodeName: 'measure-node', containers: [{ name: 'c', image: 'example.invalid/pause:1' }] } };
+    const created = await admin.create(PODS, pod, { namespace: 'measure' });
+    assert.equal(created.metadata.namespace, 'measure');
+    await admin.delete(PODS, 'probe-1', { namespace: 'measure', gracePeriodSeconds: 0 });
+    const seen: string[] = [];
+    await admin.watch(PODS, { namespace: 'measure', resourceVersion: from, timeoutSeconds: 1 }, (e) => { if (e.type !== 'BOOKMARK') seen.push(`${e.type} ${e.object.metadata.name}`); });
+    assert.deepEqual(seen.filter((e) => !e.startsWith('MODIFIED')), ['ADDED probe-1', 'DELETED probe-1']);
+    assert.equal((await admin.get(NODES, 'measure-node')).status.nodeInfo.kubeletVersion, 'v1.36.2');
+    await admin.delete(NAMESPACES, 'measure');
+    assert.equal((await admin.get(NAMESPACES, 'measure')).status.phase, 'Terminating', 'no controller manager here to finish it');
+  });
+
   test('forbidden: the error says which verb on which resource, with the server\'s reason', async () => {
     await ensureNamespace(cp, 'nobody');
     await ensureServiceAccount(cp, 'nobody', 'plain');
