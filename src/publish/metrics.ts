@@ -123,7 +123,7 @@ export function createAgentMetrics(version: string): AgentMetrics {
   });
   const scanErrors = new Counter({ name: `${P}scan_errors_total`, help: 'Scans that failed.', registers: [registry] });
   const apiRequests = new Counter({
-    name: `${P}api_requests_total`, help: 'Requests this agent sent to kube-apiserver, by verb and HTTP code.',
+    name: `${P}api_requests_total`, help: 'Requests this agent sent to kube-apiserver, by verb and code (HTTP status, or timeout, malformed, a network error).',
     labelNames: ['verb', 'code'], registers: [registry],
   });
   const watchErrors = new Counter({
