@@ -107,7 +107,7 @@ export async function agentCommand(args: string[], io: Io): Promise<number> {
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
-  const server = values.once ? undefined : await startMetricsServer(metrics.registry, address, () => agent.ready)
+  const server = values.once ? undefined : await startMetricsServer(metrics, address, () => agent.ready)
     .catch((err: Error) => { throw new UsageError(err.message); });
   if (server) log(`serving /metrics, /healthz, /readyz on ${address.host}:${server.port}`);
   const stop = (): void => { log('stopping: finishing the request in flight'); agent.stop(); };
