@@ -8,6 +8,7 @@ import type { Report } from '../../report/types.ts';
 import type { WorkloadSnapshot } from '../../workload/snapshot.ts';
 import { createAgentMetrics } from '../../publish/metrics.ts';
 import { runScan } from '../../scan.ts';
+import { stripControls } from '../terminal-safe.ts';
 import { EXIT_OK, UsageError, listFlag, parseFlags, type Io } from '../io.ts';
 
 export const AGENT_USAGE = `Usage: node-tuning-advisor agent [flags]
@@ -80,7 +81,8 @@ export async function agentCommand(args: string[], io: Io): Promise<number> {
   const probeInterval: ProbeInterval = probe === 'auto' ? 'auto' : probe === 'off' ? 0 : parseDuration('--probe-interval', probe);
   let address;
   try { address = parseListenAddress(values['metrics-addr'] as string); } catch (err) { throw new UsageError((err as Error).message); }
-  const log = (line: string): void => void io.stderr.write(`agent: ${line}\n`);
+  // Log lines carry API server error texts: no control character reaches a terminal or log viewer.
+  const log = (line: string): void => void io.stderr.write(`agent: ${stripControls(line)}\n`);
 
   const metrics = createAgentMetrics(version());
   const probes = new ProbeSchedule(probeInterval);
