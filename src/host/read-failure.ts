@@ -38,17 +38,19 @@ export function failure(hostPath: string, error: unknown): ReadFailure {
   }
 }
 
-function kindOf(info: Stats): string {
-  if (info.isFIFO()) return 'a FIFO';
-  if (info.isSocket()) return 'a socket';
-  if (info.isCharacterDevice()) return 'a character device';
-  if (info.isBlockDevice()) return 'a block device';
-  return 'not a regular file';
+/** "is a FIFO", "is a directory", … for a file that is not a regular one. */
+export function fileTypeOf(info: Stats): string {
+  if (info.isFIFO()) return 'is a FIFO';
+  if (info.isSocket()) return 'is a socket';
+  if (info.isCharacterDevice()) return 'is a character device';
+  if (info.isBlockDevice()) return 'is a block device';
+  if (info.isDirectory()) return 'is a directory';
+  return 'is not a regular file';
 }
 
 /** Opening a FIFO blocks, opening a device can act on it: such files are never opened. */
 export function notRegular(hostPath: string, info: Stats): ReadFailure {
-  return { ok: false, path: hostPath, code: 'ENOTREG', reason: `${hostPath} is ${kindOf(info)}, not a regular file: not read` };
+  return { ok: false, path: hostPath, code: 'ENOTREG', reason: `${hostPath} ${fileTypeOf(info)}, not a regular file: not read` };
 }
 
 export function escaped(hostPath: string): ReadFailure {

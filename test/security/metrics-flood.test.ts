@@ -34,7 +34,7 @@ async function startAgent(t: TestContext): Promise<Agent> {
   t.after(() => server.stop());
   server.addNode('worker-1');
   const child = spawn(process.execPath, [BIN, 'agent', '--kubeconfig', server.writeKubeconfig(), '--node-name', 'worker-1',
-    '--host-root', fixtureHost('seed-000-before'), '--interval', '1h', '--startup-jitter', '1ms', '--metrics-addr', '127.0.0.1:0'],
+    '--host-root', fixtureHost('seed-000-before'), '--interval', '1h', '--startup-jitter', '0s', '--metrics-addr', '127.0.0.1:0'],
   { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, NODE_OPTIONS: daemonSetNodeOptions() } });
   let err = '';
   child.stderr?.on('data', (d) => { err += d; });
