@@ -35,6 +35,31 @@ async function replaceableBy(file: string): Promise<string | undefined> {
   return undefined;
 }
 
+/** The system directories only root can change: the PATH any command we start gets. */
+export async function systemPath(): Promise<string> {
+  const safe: string[] = [];
+  for (const dir of SYSTEM_BIN_DIRS) {
+    const real = await realpath(dir).catch(() => undefined);
+    if (real && !(await replaceableBy(real).catch(() => 'unreadable'))) safe.push(dir);
+  }
+  return safe.join(':');
+}
+
+/**
+ * Runs `work` with PATH limited to the system directories, for libraries that start commands by
+ * name (systeminformation runs lscpu and dmidecode through a shell). Collectors run one at a time.
+ */
+export async function withSystemPath<T>(work: () => Promise<T>): Promise<T> {
+  const saved = process.env.PATH;
+  process.env.PATH = await systemPath();
+  try {
+    return await work();
+  } finally {
+    if (saved === undefined) delete process.env.PATH;
+    else process.env.PATH = saved;
+  }
+}
+
 /** The absolute path of a system command only root can have put or changed there, or why there is none. */
 export async function trustedCommand(name: string, dirs: readonly string[] = SYSTEM_BIN_DIRS): Promise<TrustedCommand> {
   if (!/^[A-Za-z0-9][A-Za-z0-9._+-]*$/.test(name)) return { ok: false, reason: `"${name}" is not a command name` };
@@ -72,7 +97,7 @@ export async function runHostCommand(
     stdin: 'ignore',
     maxBuffer: 4 * 1024 * 1024,
     extendEnv: false,
-    env: { LC_ALL: 'C', PATH: SYSTEM_BIN_DIRS.join(':') },
+    env: { LC_ALL: 'C', PATH: await systemPath() },
   });
   if (result.timedOut) return { ok: false, source, reason: `${file} did not answer within ${options.timeoutMs ?? 5000} ms` };
   const accepted = [0, ...(options.acceptExitCodes ?? [])];

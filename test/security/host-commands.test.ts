@@ -9,6 +9,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { HostRoot } from '../../src/host/host-root.ts';
 import { runHostCommand, trustedCommand } from '../../src/host/exec.ts';
+import inventory from '../../src/collectors/inventory.ts';
+import { collectFacts } from '../../src/facts/collect.ts';
 
 const NOBODY = 65534;
 
@@ -71,4 +73,17 @@ test('a binary another user owns or can replace is not run', async (t) => {
   assert.match(await refused(dirs.nobodysDir), /nd is owned by uid 65534, not root/);
   assert.match(await refused(dirs.nobodysFile), /nf\/tool is owned by uid 65534, not root/);
   assert.match(await refused(dirs.groupWritableFile), /gw\/tool is writable by others than root \(mode 775\)/);
+});
+
+test('systeminformation\'s commands (lscpu, dmidecode) come from the system directories, not from PATH', async (t) => {
+  const dir = await tempDir(t, 'nta-si-');
+  const marker = path.join(dir, 'ran');
+  for (const name of ['lscpu', 'dmidecode', 'cat', 'grep']) await plant(dir, name, marker);
+  const saved = process.env.PATH;
+  process.env.PATH = `${dir}:${saved}`;
+  t.after(() => { process.env.PATH = saved; });
+  const facts = await collectFacts(new HostRoot('/'), { collectors: [inventory] });
+  assert.ok(facts.has('inventory.cpuBrand'));
+  assert.equal(existsSync(marker), false, 'systeminformation ran a command planted on PATH');
+  assert.equal(process.env.PATH, `${dir}:${saved}`, 'PATH is restored afterwards');
 });
