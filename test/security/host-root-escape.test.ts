@@ -69,3 +69,18 @@ test('a FIFO or a device in the host tree is refused before it is opened (no han
   const device = await new HostRoot('/').readText('/dev/zero');
   assert.equal(!device.ok && device.code, 'ENOTREG');
 });
+
+test('a host root reached through a symlink (or with a trailing slash) still reads inside itself', async (t) => {
+  const base = await mkdtemp(path.join(os.tmpdir(), 'nta-rootlink-'));
+  t.after(() => rm(base, { recursive: true, force: true }));
+  await mkdir(path.join(base, 'real', 'etc'), { recursive: true });
+  await writeFile(path.join(base, 'real', 'etc', 'hostname'), 'linked\n');
+  await symlink('real', path.join(base, 'link'));
+  for (const root of [path.join(base, 'link'), `${path.join(base, 'real')}/`]) {
+    const host = new HostRoot(root);
+    const read = await host.readText('/etc/hostname');
+    assert.equal(read.ok && read.text, 'linked\n', root);
+    const listing = await host.listDir('/etc');
+    assert.deepEqual(listing.ok && listing.entries, ['hostname']);
+  }
+});
