@@ -252,10 +252,14 @@ async function probeIn(
     return failureFor(dir, 'ENOSPC', `${dir} has ${mib(free)} MiB free, the probe needs ${mib(sizeBytes + FREE_SPACE_MARGIN)} MiB`, stale);
   }
   const file = path.join(probeDir.at, `${PROBE_FILE_PREFIX}${process.pid}-${randomBytes(4).toString('hex')}.tmp`);
-  const created = await createProbeFile(file);
-  if (!('fd' in created)) return failureFor(dir, created.code, created.message, stale);
   let worker: Worker | undefined;
+  // Before the file exists: a SIGTERM as soon as it appears must find the handler in place.
   const detach = cleanupOnSignals(file, () => worker);
+  const created = await createProbeFile(file);
+  if (!('fd' in created)) {
+    detach();
+    return failureFor(dir, created.code, created.message, stale);
+  }
   try {
     const prepared = await preallocate(created, sizeBytes, options.useFallocate ?? true);
     if ('code' in prepared) return failureFor(dir, prepared.code, prepared.message, stale);
