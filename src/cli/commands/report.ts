@@ -8,6 +8,7 @@ import { failingRules } from '../../cluster/nodes.ts';
 import { runClusterReport, type ClusterReport } from '../../cluster/report.ts';
 import { renderClusterMarkdown, renderClusterTable } from '../../publish/cluster-report.ts';
 import type { Severity } from '../../report/types.ts';
+import { terminalSafe } from '../terminal-safe.ts';
 import { EXIT_FINDINGS, EXIT_OK, UsageError, oneOf, parseFlags, type Io } from '../io.ts';
 
 export const REPORT_USAGE = `Usage: node-tuning-advisor report [flags]
@@ -76,11 +77,12 @@ export async function reportCommand(args: string[], io: Io): Promise<number> {
   }
   let report;
   try {
-    report = await runClusterReport(api, {
+    // Everything in it was read from the API server: no control character reaches the terminal.
+    report = terminalSafe(await runClusterReport(api, {
       ...(values.selector ? { selector: values.selector } : {}),
       ruleLocations: values.rules ?? [],
       bundledRules: !values['no-bundled-rules'],
-    });
+    }));
   } finally {
     await api.close();
   }
