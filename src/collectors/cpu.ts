@@ -123,6 +123,8 @@ export function summarize(values: (string | null)[]): string | null {
   return present.length === 1 ? (present[0] as string) : 'mixed';
 }
 
+const CPUFREQ_FACTS = ['cpu.cpufreq', 'cpu.policies', 'cpu.driver', 'cpu.governor', 'cpu.epp', 'cpu.pstateStatus', 'cpu.boost', 'cpu.scalingCapped'];
+
 const cpuCollector: Collector = {
   name: 'cpu',
   provides: [
@@ -173,6 +175,15 @@ async function collectIdentity(ctx: CollectorContext): Promise<void> {
 async function collectCpufreq(ctx: CollectorContext): Promise<void> {
   const { host, facts } = ctx;
   const { glob, policies } = await readPolicies(host);
+  const cpuDir = policies.length === 0 ? await host.listDir(CPU_SYSFS) : undefined;
+  if (cpuDir && !cpuDir.ok) {
+    // No CPU directory at all is a tree that lacks sysfs, not a kernel without cpufreq.
+    const reason = cpuDir.code === 'ENOENT'
+      ? `${CPU_SYSFS} does not exist under this host root: whether the kernel controls CPU frequency cannot be told (mount the host's /sys)`
+      : `${cpuDir.reason}: whether the kernel controls CPU frequency cannot be told`;
+    for (const key of CPUFREQ_FACTS) facts.unknown(key, reason, CPU_SYSFS);
+    return;
+  }
   if (policies.length === 0) {
     const source = `${CPU_SYSFS}/cpufreq`;
     facts.set('cpu.cpufreq', false, source, 'no cpufreq policy: the kernel does not control CPU frequency here');

@@ -88,3 +88,19 @@ test('a sysfs number too long to be exact is no number, not Infinity', async (t)
   const facts = await collectFacts(new HostRoot(root), { collectors: [cpu] });
   assert.equal(facts.get('cpu.deepestIdleLatencyUs')?.value, null);
 });
+
+test('a tree without /sys/devices/system/cpu (a snapshot, a restricted mount): cpufreq is unknown, not absent', async (t) => {
+  const { cp } = await import('node:fs/promises');
+  const { collectFacts } = await import('../../src/facts/collect.ts');
+  const { HostRoot } = await import('../../src/host/host-root.ts');
+  const { tempHost, fixtureHost } = await import('../helpers/fixtures.ts');
+  const root = await tempHost(t, {});
+  const source = fixtureHost('intel-pstate-epp-power');
+  await cp(source, root, { recursive: true, filter: (file) => !file.startsWith(`${source}/sys/devices/system/cpu`) });
+  const facts = await collectFacts(new HostRoot(root), { collectors: [cpu] });
+  assert.equal(facts.value('cpu.model'), 'Intel(R) Xeon(R) Gold 6230 CPU @ 2.10GHz');
+  for (const key of ['cpu.cpufreq', 'cpu.driver', 'cpu.governor', 'cpu.epp', 'cpu.policies']) {
+    assert.equal(facts.value(key), undefined, key);
+    assert.match(facts.get(key)?.unknown ?? '', /\/sys\/devices\/system\/cpu does not exist under this host root: whether the kernel controls CPU frequency cannot be told/, key);
+  }
+});
