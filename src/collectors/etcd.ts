@@ -51,7 +51,7 @@ async function mountOfDataDir(ctx: CollectorContext, found: EtcdDiscovery): Prom
 }
 
 function rotationalDetail(device: BlockDevice): string {
-  const perDisk = device.disks.map((d) => `${d.name}: rotational=${d.rotational === null ? '?' : d.rotational ? 1 : 0}, transport ${d.transport ?? '?'}`).join('; ');
+  const perDisk = device.disks.map((d) => `${d.name}${d.paths ? ` (multipath over ${d.paths.join(', ')})` : ''}: rotational=${d.rotational === null ? '?' : d.rotational ? 1 : 0}, transport ${d.transport ?? '?'}`).join('; ');
   const virtual = device.disks.some((d) => d.rotational && VIRTUAL_TRANSPORTS.includes(d.transport ?? ''));
   const caveat = virtual ? '. Virtual and network disks (virtio, Xen, iSCSI, …) often report rotational=1 whatever backs them: the measured fsync latency decides' : '';
   return `${perDisk}${caveat}`;

@@ -135,3 +135,9 @@ test('parsers never throw on garbage', () => {
     { numRuns: 300 },
   );
 });
+
+test('etcd on dm-multipath: one disk (the map) reached over two iSCSI paths', async () => {
+  const facts = await factsOf('etcd-dm-multipath', [etcd]);
+  assert.deepEqual([facts.value('etcd.device.kind'), facts.value('etcd.device.disks')], ['multipath', ['mpathA']]);
+  assert.equal(facts.get('etcd.device.rotational')?.detail, 'mpathA (multipath over sdb, sdc): rotational=0, transport iscsi');
+});
