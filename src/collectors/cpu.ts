@@ -2,45 +2,11 @@
 // driver, governor and EPP, pstate driver status, boost, and the cpuidle driver's deepest state.
 import type { Collector, CollectorContext } from './collector.ts';
 import type { HostRoot } from '../host/host-root.ts';
+import { collectIdentity } from './cpu-identity.ts';
+
+export { hypervisorFromDmi, parseCpuinfo } from './cpu-identity.ts';
 
 const CPU_SYSFS = '/sys/devices/system/cpu';
-const DMI = '/sys/devices/virtual/dmi/id';
-
-export interface CpuinfoSummary {
-  model?: string;
-  processors: number;
-  hypervisorFlag: boolean;
-  vendor?: string;
-}
-
-export function parseCpuinfo(text: string): CpuinfoSummary {
-  const summary: CpuinfoSummary = { processors: 0, hypervisorFlag: false };
-  for (const line of text.split('\n')) {
-    const match = /^([^:]+?)\s*:\s*(.*)$/.exec(line);
-    if (!match) continue;
-    const [, key, value] = match as unknown as [string, string, string];
-    if (key === 'processor') summary.processors++;
-    else if (key === 'model name' && summary.model === undefined) summary.model = value.trim();
-    else if (key === 'vendor_id' && summary.vendor === undefined) summary.vendor = value.trim();
-    else if ((key === 'flags' || key === 'Features') && /(?:^|\s)hypervisor(?:\s|$)/.test(value)) summary.hypervisorFlag = true;
-  }
-  return summary;
-}
-
-/** Known VM signatures in DMI sys_vendor / product_name → hypervisor name. Bare-metal cloud shapes say ".metal". */
-export function hypervisorFromDmi(vendor: string, product: string): string | undefined {
-  const both = `${vendor} ${product}`;
-  if (/\.metal\b/i.test(product)) return undefined;
-  if (/qemu|kvm/i.test(both)) return 'kvm';
-  if (/vmware/i.test(both)) return 'vmware';
-  if (/virtualbox|innotek/i.test(both)) return 'virtualbox';
-  if (/microsoft corporation/i.test(vendor) && /virtual machine/i.test(product)) return 'hyperv';
-  if (/xen/i.test(both)) return 'xen';
-  if (/amazon ec2/i.test(vendor)) return 'aws-nitro';
-  if (/google/i.test(vendor) && /compute engine/i.test(product)) return 'gce';
-  if (/openstack|nutanix|parallels|bhyve|firecracker/i.test(both)) return both.trim().toLowerCase().split(/\s+/)[0];
-  return undefined;
-}
 
 export interface CpufreqPolicy {
   policy: string;
@@ -138,39 +104,6 @@ const cpuCollector: Collector = {
     await collectCpuidle(ctx);
   },
 };
-
-async function collectIdentity(ctx: CollectorContext): Promise<void> {
-  const { host, facts } = ctx;
-  const cpuinfo = await host.readText('/proc/cpuinfo', { maxBytes: 8 * 1024 * 1024 });
-  const summary = cpuinfo.ok ? parseCpuinfo(cpuinfo.text) : undefined;
-  if (summary?.model) facts.set('cpu.model', summary.model, '/proc/cpuinfo');
-  else facts.unknown('cpu.model', cpuinfo.ok ? '/proc/cpuinfo has no "model name" line' : cpuinfo.reason);
-  if (summary && summary.processors > 0) facts.set('cpu.count', summary.processors, '/proc/cpuinfo');
-  else facts.unknown('cpu.count', cpuinfo.ok ? '/proc/cpuinfo lists no processor' : cpuinfo.reason);
-
-  const vendor = (await readOptional(host, `${DMI}/sys_vendor`)) ?? '';
-  const product = (await readOptional(host, `${DMI}/product_name`)) ?? '';
-  const dmiHypervisor = hypervisorFromDmi(vendor, product);
-  const xen = await readOptional(host, '/sys/hypervisor/type');
-  if (summary?.hypervisorFlag) {
-    facts.set('cpu.virtualized', true, '/proc/cpuinfo', 'the "hypervisor" CPU flag is set');
-    facts.set('cpu.hypervisor', dmiHypervisor ?? (xen || 'unidentified'), dmiHypervisor ? `${DMI}/sys_vendor` : '/proc/cpuinfo');
-  } else if (dmiHypervisor) {
-    facts.set('cpu.virtualized', true, `${DMI}/sys_vendor`, `${vendor} / ${product}`);
-    facts.set('cpu.hypervisor', dmiHypervisor, `${DMI}/sys_vendor`);
-  } else if (xen) {
-    facts.set('cpu.virtualized', true, '/sys/hypervisor/type', `xen guest (${xen})`);
-    facts.set('cpu.hypervisor', xen, '/sys/hypervisor/type');
-  } else if (summary && (summary.model !== undefined || vendor !== '')) {
-    const detail = vendor ? `no hypervisor CPU flag; DMI says ${vendor} / ${product}` : 'no hypervisor CPU flag';
-    facts.set('cpu.virtualized', false, '/proc/cpuinfo', detail);
-    facts.set('cpu.hypervisor', null, '/proc/cpuinfo');
-  } else {
-    const reason = `neither /proc/cpuinfo flags nor DMI (${DMI}) tell whether this is a VM`;
-    facts.unknown('cpu.virtualized', reason);
-    facts.unknown('cpu.hypervisor', reason);
-  }
-}
 
 async function collectCpufreq(ctx: CollectorContext): Promise<void> {
   const { host, facts } = ctx;
