@@ -89,13 +89,13 @@ export function summarize(values: (string | null)[]): string | null {
   return present.length === 1 ? (present[0] as string) : 'mixed';
 }
 
-const CPUFREQ_FACTS = ['cpu.cpufreq', 'cpu.policies', 'cpu.driver', 'cpu.governor', 'cpu.epp', 'cpu.pstateStatus', 'cpu.boost', 'cpu.scalingCapped'];
+const CPUFREQ_FACTS = ['cpu.cpufreq', 'cpu.policies', 'cpu.driver', 'cpu.governor', 'cpu.epp', 'cpu.pstateStatus', 'cpu.activePstateMode', 'cpu.boost', 'cpu.scalingCapped'];
 
 const cpuCollector: Collector = {
   name: 'cpu',
   provides: [
     'cpu.model', 'cpu.count', 'cpu.virtualized', 'cpu.hypervisor', 'cpu.cpufreq', 'cpu.driver', 'cpu.governor',
-    'cpu.policies', 'cpu.epp', 'cpu.pstateStatus', 'cpu.boost', 'cpu.scalingCapped', 'cpu.idleDriver',
+    'cpu.policies', 'cpu.epp', 'cpu.pstateStatus', 'cpu.activePstateMode', 'cpu.boost', 'cpu.scalingCapped', 'cpu.idleDriver',
     'cpu.idleGovernor', 'cpu.deepestIdleLatencyUs',
   ],
   async collect(ctx) {
@@ -120,7 +120,7 @@ async function collectCpufreq(ctx: CollectorContext): Promise<void> {
   if (policies.length === 0) {
     const source = `${CPU_SYSFS}/cpufreq`;
     facts.set('cpu.cpufreq', false, source, 'no cpufreq policy: the kernel does not control CPU frequency here');
-    for (const key of ['cpu.driver', 'cpu.governor', 'cpu.epp', 'cpu.pstateStatus', 'cpu.boost', 'cpu.scalingCapped']) {
+    for (const key of ['cpu.driver', 'cpu.governor', 'cpu.epp', 'cpu.pstateStatus', 'cpu.activePstateMode', 'cpu.boost', 'cpu.scalingCapped']) {
       facts.set(key, null, source);
     }
     facts.set('cpu.policies', [], source);
@@ -143,12 +143,31 @@ async function collectCpufreq(ctx: CollectorContext): Promise<void> {
   if (intel) facts.set('cpu.pstateStatus', `intel_pstate:${intel}`, `${CPU_SYSFS}/intel_pstate/status`);
   else if (amd) facts.set('cpu.pstateStatus', `amd_pstate:${amd}`, `${CPU_SYSFS}/amd_pstate/status`);
   else facts.set('cpu.pstateStatus', null, `${CPU_SYSFS}/intel_pstate/status`);
+  recordActiveMode(ctx, intel ? `intel_pstate:${intel}` : amd ? `amd_pstate:${amd}` : null, summarize(policies.map((policy) => policy.driver)));
 
   const noTurbo = await readOptional(host, `${CPU_SYSFS}/intel_pstate/no_turbo`);
   const boost = await readOptional(host, `${CPU_SYSFS}/cpufreq/boost`);
   if (noTurbo === '0' || noTurbo === '1') facts.set('cpu.boost', noTurbo === '0', `${CPU_SYSFS}/intel_pstate/no_turbo`);
   else if (boost === '0' || boost === '1') facts.set('cpu.boost', boost === '1', `${CPU_SYSFS}/cpufreq/boost`);
   else facts.set('cpu.boost', null, `${CPU_SYSFS}/cpufreq/boost`, 'the driver exposes no boost switch');
+}
+
+/**
+ * Whether the driver picks P-states itself (intel_pstate or amd-pstate in active mode): there
+ * "powersave" is the driver's own adaptive algorithm and EPP says how eagerly it ramps up, so the
+ * governor's name alone does not say what it does. Without a status file the driver name tells
+ * (intel_pstate and amd-pstate-epp are the active-mode names; passive mode shows as intel_cpufreq, amd-pstate).
+ */
+function recordActiveMode(ctx: CollectorContext, status: string | null, driver: string | null): void {
+  const { facts } = ctx;
+  if (status) {
+    const [name, mode] = status.split(':') as [string, string];
+    facts.set('cpu.activePstateMode', mode === 'active', `${CPU_SYSFS}/${name}/status`, `${name} in ${mode} mode`);
+  } else if (driver === 'intel_pstate' || driver === 'amd-pstate-epp') {
+    facts.set('cpu.activePstateMode', true, `${CPU_SYSFS}/cpufreq/policy*/scaling_driver`, `driver ${driver}: its active-mode name (no status file on this kernel)`);
+  } else {
+    facts.set('cpu.activePstateMode', false, `${CPU_SYSFS}/cpufreq/policy*/scaling_driver`, `driver ${driver ?? 'none'} follows its governor`);
+  }
 }
 
 /** "performance on policy0-1, powersave on policy2-3" for a human; undefined when all agree. */
