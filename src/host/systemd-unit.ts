@@ -196,3 +196,9 @@ export async function reconstructUnitCommand(host: HostRoot, unit: string): Prom
   if (!execStart) return undefined;
   return { files: used, args: expandExecStart(execStart.value, env, execStart.file), workingDirectory };
 }
+
+/** Replaces /proc/<pid>/cmdline origins by the unit file or environment file that holds the same argument. */
+export function attributeOrigins(args: SourcedArg[], unitArgs: SourcedArg[]): SourcedArg[] {
+  const known = new Map(unitArgs.map((arg) => [arg.text, arg.origin]));
+  return args.map((arg) => ({ text: arg.text, origin: known.get(arg.text) ?? arg.origin }));
+}

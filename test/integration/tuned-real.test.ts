@@ -59,12 +59,18 @@ def recording(self, configs):
     order.extend(p.name for p in configs)
     return merge(self, configs)
 M.Merger.merge = recording
+created = []
+create = F.Factory.create
+def creating(self, name, config):
+    created.append(name)
+    return create(self, name, config)
+F.Factory.create = creating
 loader = L.Loader(Lo.Locator(args['dirs']), F.Factory(), M.Merger(), None, V.Variables())
 try:
     profile = loader.load(args['names'])
 except Exception as e:
     print(json.dumps({'error': str(e)})); sys.exit(0)
-if not order: order.append(profile.name)
+if not order: order.extend(created)
 units = {n: {'type': u.type, 'enabled': u.enabled, 'devices': u.devices, 'options': dict(u.options)} for n, u in profile.units.items()}
 print(json.dumps({'order': [n.lstrip('-') for n in order], 'units': units}))
 `;
