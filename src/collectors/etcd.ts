@@ -21,16 +21,19 @@ function allUnknown(facts: FactSet, keys: string[], reason: string): void {
   for (const key of keys) facts.unknown(key, reason);
 }
 
-function recordDiscovery(facts: FactSet, found: EtcdDiscovery, otherPids: number[]): void {
+function recordDiscovery(facts: FactSet, found: EtcdDiscovery, otherPids: number[], ignored: string[]): void {
   const others = otherPids.length ? `; other etcd processes: ${otherPids.join(', ')}` : '';
-  facts.set('etcd.present', true, found.source, `${found.detail}${others}`);
+  const notUsed = ignored.length ? `; not used: ${ignored.join('; ')}` : '';
+  facts.set('etcd.present', true, found.source, `${found.detail}${others}${notUsed}`);
   facts.set('etcd.setup', found.setup, found.source);
-  facts.set('etcd.pid', found.pid, found.pid === null ? 'inferred' : `/proc/${found.pid}/cmdline`, found.pid === null ? 'no running etcd process found; read from its configuration' : undefined);
-  facts.set('etcd.dataDir', found.dataDir, found.source, found.detail);
+  const noPid = ignored.some((why) => why.startsWith('PID ')) ? 'no verified etcd process; read from its configuration' : 'no running etcd process found; read from its configuration';
+  facts.set('etcd.pid', found.pid, found.pid === null ? 'inferred' : `/proc/${found.pid}/cmdline`, found.pid === null ? noPid : undefined);
+  if (found.dataDir === null) facts.unknown('etcd.dataDir', found.dataDirUnknown ?? 'nothing says where etcd keeps its data', found.source);
+  else facts.set('etcd.dataDir', found.dataDir, found.source, found.detail);
   facts.set('etcd.metricsUrl', found.metricsUrl, found.metricsSource, found.metricsUrl === null ? 'no plain-HTTP metrics or client URL configured' : undefined);
 }
 
-async function mountOfDataDir(ctx: CollectorContext, found: EtcdDiscovery): Promise<{ mount: MountEntry; table: string } | { reason: string }> {
+async function mountOfDataDir(ctx: CollectorContext, found: EtcdDiscovery & { dataDir: string }): Promise<{ mount: MountEntry; table: string } | { reason: string }> {
   // etcd's own mount table sees its data dir the way etcd does, container or not.
   const candidates: { table: string; dir: string }[] = [];
   if (found.pid !== null && found.processDataDir) candidates.push({ table: `/proc/${found.pid}/mountinfo`, dir: found.processDataDir });
@@ -64,7 +67,8 @@ function joinDistinct(values: (string | null)[]): string | null {
 
 async function recordDevice(ctx: CollectorContext, found: EtcdDiscovery): Promise<void> {
   const { facts, host } = ctx;
-  const located = await mountOfDataDir(ctx, found);
+  if (found.dataDir === null) return allUnknown(facts, DEVICE_FACTS, `etcd's data dir is unknown: ${found.dataDirUnknown ?? 'nothing says where it is'}`);
+  const located = await mountOfDataDir(ctx, { ...found, dataDir: found.dataDir });
   if ('reason' in located) return allUnknown(facts, DEVICE_FACTS, `the mount holding ${found.dataDir} cannot be found: ${located.reason}`);
   const { mount, table } = located;
   facts.set('etcd.device.fsType', mount.fsType, table);
@@ -130,6 +134,9 @@ const etcdCollector: Collector = {
     const { found } = discovery;
     if (!found) {
       const looked = `looked at ${discovery.looked.join(', ')}`;
+      if (discovery.ignored.length > 0) {
+        return allUnknown(facts, this.provides, `something looks like etcd but nothing trusted says how it runs: ${discovery.ignored.join('; ')} (${looked})`);
+      }
       if (!discovery.procReadable) {
         return allUnknown(facts, this.provides, `no etcd configuration found and /proc is not readable, so a running etcd cannot be ruled out (${looked})`);
       }
@@ -138,7 +145,7 @@ const etcdCollector: Collector = {
       for (const key of this.provides.filter((k) => k !== 'etcd.present')) facts.set(key, null, 'inferred', absent);
       return;
     }
-    recordDiscovery(facts, found, discovery.otherPids);
+    recordDiscovery(facts, found, discovery.otherPids, discovery.ignored);
     await recordDevice(ctx, found);
     await recordMetrics(ctx, found);
   },

@@ -38,3 +38,10 @@ test('a running k3s process: its arguments are attributed to the unit line that 
   assert.equal(facts.value('kubelet.commandSource'), '/proc/2211/cmdline');
   assert.equal(facts.get('kubelet.kubeAPIQPS')?.detail, `set in ${UNIT}`);
 });
+
+test('k3s embedded etcd: --etcd-expose-metrics on the unit\'s ExecStart exposes its metrics, as in config.yaml', async () => {
+  const { default: etcd } = await import('../../src/collectors/etcd.ts');
+  const facts = await factsOf('k3s-unit-only', [etcd]);
+  assert.deepEqual([facts.value('etcd.setup'), facts.value('etcd.dataDir')], ['k3s', '/var/lib/rancher/k3s/server/db/etcd']);
+  assert.deepEqual([facts.value('etcd.metricsUrl'), facts.get('etcd.metricsUrl')?.source], ['http://127.0.0.1:2381', `${UNIT} (etcd-expose-metrics)`]);
+});
