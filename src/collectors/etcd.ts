@@ -8,7 +8,7 @@ import { discoverEtcd, type EtcdDiscovery } from './etcd-discovery.ts';
 import { etcdLatencyFromMetrics, fetchEtcdMetrics, type Quantile } from './etcd-metrics.ts';
 
 export const DEVICE_FACTS = [
-  'etcd.device.majorMinor', 'etcd.device.name', 'etcd.device.kind', 'etcd.device.disks', 'etcd.device.rotational',
+  'etcd.device.majorMinor', 'etcd.device.name', 'etcd.device.kind', 'etcd.device.disks', 'etcd.device.rotational', 'etcd.device.rotationalIsMedium',
   'etcd.device.model', 'etcd.device.transport', 'etcd.device.scheduler', 'etcd.device.fsType',
   'etcd.device.mountPoint', 'etcd.device.mountOptions',
 ];
@@ -60,6 +60,20 @@ function rotationalDetail(device: BlockDevice): string {
   return `${perDisk}${caveat}`;
 }
 
+/**
+ * Whether rotational=1 describes the medium: a virtual or network disk (virtio, Xen, iSCSI, …)
+ * reports it whatever backs it, so only a measured latency can judge it.
+ */
+function recordRotationalMeaning(facts: FactSet, device: BlockDevice, sysfs: string): void {
+  const spinning = device.disks.filter((d) => d.rotational === true);
+  if (spinning.length === 0) return facts.set('etcd.device.rotationalIsMedium', null, sysfs, 'no disk under etcd reports rotational=1');
+  const unknownTransport = spinning.filter((d) => d.transport === null);
+  const virtual = spinning.filter((d) => VIRTUAL_TRANSPORTS.includes(d.transport ?? ''));
+  if (virtual.length > 0) return facts.set('etcd.device.rotationalIsMedium', false, sysfs, `${virtual.map((d) => `${d.name} (${d.transport})`).join(', ')}: a virtual or network transport, whose rotational flag says nothing about the storage behind it`);
+  if (unknownTransport.length > 0) return facts.unknown('etcd.device.rotationalIsMedium', `the transport of ${unknownTransport.map((d) => d.name).join(', ')} cannot be told from sysfs`, sysfs);
+  facts.set('etcd.device.rotationalIsMedium', true, sysfs, `${spinning.map((d) => `${d.name} (${d.transport})`).join(', ')}: a local disk reports its own medium`);
+}
+
 function joinDistinct(values: (string | null)[]): string | null {
   const distinct = [...new Set(values.filter((v): v is string => v !== null))];
   return distinct.length ? distinct.join(', ') : null;
@@ -92,6 +106,7 @@ async function recordDevice(ctx: CollectorContext, found: EtcdDiscovery): Promis
   if (rotational.includes(true)) facts.set('etcd.device.rotational', true, sysfs, rotationalDetail(device));
   else if (rotational.length && rotational.every((r) => r === false)) facts.set('etcd.device.rotational', false, sysfs, rotationalDetail(device));
   else facts.unknown('etcd.device.rotational', `no queue/rotational readable for ${device.disks.map((d) => d.sysPath).join(', ') || device.name}`, sysfs);
+  recordRotationalMeaning(facts, device, sysfs);
   facts.set('etcd.device.model', joinDistinct(device.disks.map((d) => d.model)), sysfs);
   facts.set('etcd.device.transport', joinDistinct(device.disks.map((d) => d.transport)), sysfs);
   facts.set('etcd.device.scheduler', joinDistinct(device.disks.map((d) => d.scheduler)), sysfs);
