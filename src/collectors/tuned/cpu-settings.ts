@@ -24,6 +24,8 @@ const POLICY0 = '/sys/devices/system/cpu/cpufreq/policy0';
 interface Resolved {
   value: string | number | null;
   detail: string;
+  /** Set when the value is a guess (the host's offer is unknown): the fact's source is then "inferred". */
+  inferred?: boolean;
 }
 
 const at = (set: SetBy): string => `${set.file}:${set.line}`;
@@ -43,7 +45,7 @@ function governorOf(set: SetBy, facts: FactSet): Resolved {
   }
   const first = alternatives[0] ?? null;
   if (cpufreq === false) return { value: first, detail: `${written}; this host has no cpufreq, so there is nothing to set` };
-  return { value: first, detail: `${written}; the governors this host offers are not known, so the first alternative is shown` };
+  return { value: first, detail: `${written}; the governors this host offers are not known, so the first alternative is assumed`, inferred: true };
 }
 
 function epbOf(set: SetBy): Resolved {
@@ -95,7 +97,7 @@ export async function recordCpuSettings(facts: FactSet, host: HostRoot, merged: 
     else if (option === 'energy_performance_preference') resolved = await eppOf(set, host);
     else if (option === 'min_perf_pct') resolved = { value: /^\d+$/.test(set.value) ? Number(set.value) : set.value, detail: `min_perf_pct=${set.value} (${at(set)}); intel_pstate only` };
     else resolved = { value: set.value, detail: `force_latency=${set.value} (${at(set)})` };
-    facts.set(key, resolved.value, at(set), `${resolved.detail}${note}`);
+    facts.set(key, resolved.value, resolved.inferred ? 'inferred' : at(set), `${resolved.detail}${note}`);
   }
 }
 
