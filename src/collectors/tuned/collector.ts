@@ -65,6 +65,11 @@ function namesToLoad(facts: CollectorContext['facts'], mode: 'auto' | 'manual', 
   return { names: [...active, ...postLoaded], source: 'inferred', detail: `auto mode, but the recommendation is unknown: ${ACTIVE} shows the last one applied${post}` };
 }
 
+function loadUnknown(facts: CollectorContext['facts'], reason: string, includingLoaded = true): void {
+  for (const key of includingLoaded ? ['tuned.loadedProfiles', 'tuned.profileChain'] : ['tuned.profileChain']) facts.unknown(key, reason);
+  recordCpuSettingsUnknown(facts, reason);
+}
+
 async function collectProfiles(ctx: CollectorContext): Promise<void> {
   const { host, facts } = ctx;
   const { dirs, source: dirSource } = await profileDirs(host);
@@ -78,15 +83,12 @@ async function collectProfiles(ctx: CollectorContext): Promise<void> {
   if ('unknown' in post) facts.unknown('tuned.postLoadedProfile', post.unknown);
   else facts.set('tuned.postLoadedProfile', post.names[0] ?? null, POST_LOADED, post.names.length > 1 ? `${post.names.length} names: TuneD allows one and refuses the file` : undefined);
   const mode = await recordMode(ctx, 'unknown' in active ? [] : active.names);
-  const blocked = 'unknown' in active ? active.unknown : 'unknown' in post ? post.unknown : mode === undefined ? 'the profile mode is unknown' : undefined;
-  if (blocked || 'unknown' in active || 'unknown' in post || mode === undefined) {
-    for (const key of ['tuned.loadedProfiles', 'tuned.profileChain']) facts.unknown(key, blocked ?? 'unknown');
-    return recordCpuSettingsUnknown(facts, blocked ?? 'unknown');
-  }
-  if (post.names.length > 1) {
-    const reason = `${POST_LOADED} names several profiles; TuneD allows only one and loads nothing`;
-    for (const key of ['tuned.loadedProfiles', 'tuned.profileChain']) facts.unknown(key, reason);
-    return recordCpuSettingsUnknown(facts, reason);
+  if ('unknown' in active || 'unknown' in post || mode === undefined || post.names.length > 1) {
+    const reason = 'unknown' in active ? active.unknown
+      : 'unknown' in post ? post.unknown
+        : mode === undefined ? 'the profile mode is unknown'
+          : `${POST_LOADED} names several profiles; TuneD allows only one and loads nothing`;
+    return loadUnknown(facts, reason);
   }
   const load = namesToLoad(facts, mode, active.names, post.names);
   facts.set('tuned.loadedProfiles', load.names, load.source, load.detail);
@@ -96,16 +98,11 @@ async function collectProfiles(ctx: CollectorContext): Promise<void> {
   }
   const missing = load.names.filter((name) => !known.includes(name));
   if (missing.length > 0) {
-    const reason = `Requested profile '${missing[0]}' doesn't exist in ${[...dirs].reverse().join(', ')}: TuneD refuses to load ${load.names.join(' ')}`;
-    facts.unknown('tuned.profileChain', reason);
-    return recordCpuSettingsUnknown(facts, reason);
+    return loadUnknown(facts, `Requested profile '${missing[0]}' doesn't exist in ${[...dirs].reverse().join(', ')}: TuneD refuses to load ${load.names.join(' ')}`, false);
   }
   const virtualized = facts.value('cpu.virtualized');
   const loaded = await loadProfiles({ host, dirs, virtualized: typeof virtualized === 'boolean' ? virtualized : undefined }, load.names);
-  if (!loaded.ok) {
-    facts.unknown('tuned.profileChain', loaded.reason);
-    return recordCpuSettingsUnknown(facts, loaded.reason);
-  }
+  if (!loaded.ok) return loadUnknown(facts, loaded.reason, false);
   const files = loaded.profiles.map((p) => p.file);
   const skipped = loaded.skipped.length > 0 ? `; conditional include of ${loaded.skipped.join(', ')} skipped (no such profile)` : '';
   facts.set('tuned.profileChain', loaded.profiles.map((p) => p.name), load.source, `merged left to right, later wins: ${files.join(', ')}${skipped}`);
