@@ -41,11 +41,14 @@ async function trustedUnit(host: HostRoot, name: string): Promise<EtcdProcess['u
   return trust.trusted ? { name, command } : trust.why;
 }
 
-async function unitOfCgroup(host: HostRoot, pid: number): Promise<EtcdProcess['unit'] | string> {
+/** The unit its cgroup puts the process in; `readable` false when the cgroup file is missing (a snapshot). */
+async function unitOfCgroup(host: HostRoot, pid: number): Promise<{ unit?: EtcdProcess['unit']; why: string; readable: boolean }> {
   const cgroup = await host.readText(`/proc/${pid}/cgroup`, { maxBytes: 64 * 1024 });
-  if (!cgroup.ok) return cgroup.reason;
+  if (!cgroup.ok) return { why: cgroup.reason, readable: false };
   const service = systemServiceOf(cgroup.text);
-  return service ? trustedUnit(host, service) : `PID ${pid} is not in a system service's cgroup`;
+  if (!service) return { why: `PID ${pid} is not in a system service's cgroup`, readable: true };
+  const unit = await trustedUnit(host, service);
+  return typeof unit === 'string' || !unit ? { why: unit ?? `${service} not found`, readable: true } : { unit, why: '', readable: true };
 }
 
 /** The unit whose ExecStart runs `binary` (when the cgroup names none, e.g. a unit run by hand). */
@@ -64,14 +67,15 @@ async function unitStarting(host: HostRoot, binary: string): Promise<EtcdProcess
 
 async function verify(host: HostRoot, pid: number, argv: string[]): Promise<EtcdProcess | string> {
   const byExe = await processRunsBinary(host, pid, 'etcd');
-  const byUnit = await unitOfCgroup(host, pid);
-  if (typeof byUnit !== 'string' && byUnit) {
-    return { pid, argv, trust: `runs in ${byUnit.name}, whose root-owned unit starts ${byUnit.command.args[0]?.text} (/proc/${pid}/cgroup)`, unit: byUnit };
-  }
-  if (!byExe.trusted) return `PID ${pid} named etcd is not used: ${byExe.why}; ${byUnit ?? 'no unit'}`;
+  const byCgroup = await unitOfCgroup(host, pid);
+  const { unit } = byCgroup;
+  if (unit) return { pid, argv, trust: `runs in ${unit.name}, whose root-owned unit starts ${unit.command.args[0]?.text} (/proc/${pid}/cgroup)`, unit };
+  if (!byExe.trusted) return `PID ${pid} named etcd is not used: ${byExe.why}; ${byCgroup.why}`;
+  // Without its cgroup (a snapshot), the unit whose ExecStart runs this very binary is the best evidence
+  // of where its environment comes from; a readable cgroup outside any unit means it was started by hand.
   const exe = await processExe(host, pid);
-  const unit = 'path' in exe ? await unitStarting(host, exe.path) : undefined;
-  return { pid, argv, trust: byExe.why, ...(unit ? { unit } : {}) };
+  const started = !byCgroup.readable && 'path' in exe ? await unitStarting(host, exe.path) : undefined;
+  return { pid, argv, trust: byExe.why, ...(started ? { unit: started } : {}) };
 }
 
 export async function findEtcdProcesses(host: HostRoot): Promise<EtcdProcesses> {
