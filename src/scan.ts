@@ -8,11 +8,9 @@ import { gradeOf, scoreOf } from './report/score.ts';
 import { REPORT_SCHEMA_VERSION, type Finding, type FindingStatus, type Report } from './report/types.ts';
 import type { FactSet } from './facts/fact-set.ts';
 import type { RuleScope } from './rules/schema.ts';
+import { InputError } from './input-error.ts';
 
-/** Bad input the user can fix (a flag, a path, a rule file): exit code 2, message without a stack. */
-export class InputError extends Error {
-  override name = 'InputError';
-}
+export { InputError } from './input-error.ts';
 
 export interface RuleSelection {
   /** Extra rule directories or files, after the bundled ones. */

@@ -4,11 +4,12 @@ import { constants as fsConstants } from 'node:fs';
 import { open, readdir, realpath, stat, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Ajv, type ErrorObject } from 'ajv';
+import type { ErrorObject } from 'ajv';
 import { isMap, isNode, isPair, isScalar, LineCounter, parseAllDocuments, type Document } from 'yaml';
 import { errorCode } from '../host/host-root.ts';
 import { fileTypeOf } from '../host/read-failure.ts';
-import { conditionSchema, ruleFileSchema, type RuleDefinition, type RuleOverride } from './schema.ts';
+import { validateRuleFile } from './file-validator.ts';
+import type { RuleDefinition, RuleOverride } from './schema.ts';
 import { crossFileErrors, ruleErrors } from './validate.ts';
 
 export const MAX_RULE_FILE_BYTES = 1024 * 1024;
@@ -41,10 +42,6 @@ export interface RuleLoadResult {
 export function formatRuleError(error: RuleFileError): string {
   return `${error.file}:${error.line}:${error.col}: ${error.key ? `${error.key}: ` : ''}${error.message}`;
 }
-
-const ajv = new Ajv({ allErrors: true, strict: false });
-ajv.addSchema(conditionSchema);
-const validateFile = ajv.compile(ruleFileSchema);
 
 /** Each entry may be a directory (its *.yaml / *.yml files, sorted) or a single file. */
 export async function loadRules(locations: string[]): Promise<RuleLoadResult> {
@@ -139,9 +136,9 @@ async function loadFile(file: string, result: RuleLoadResult): Promise<void> {
       result.errors.push({ file, line: 1, col: 1, key: '', message: (error as Error).message.split('\n')[0] as string });
       continue;
     }
-    if (!validateFile(data)) {
+    if (!validateRuleFile(data)) {
       const kind = (data as { kind?: unknown } | null)?.kind;
-      for (const error of usefulErrors(validateFile.errors ?? [], kind)) result.errors.push(locate(file, doc, lineCounter, error, kind));
+      for (const error of usefulErrors(validateRuleFile.errors ?? [], kind)) result.errors.push(locate(file, doc, lineCounter, error, kind));
       continue;
     }
     const semantic = semanticErrorsIn(data as Record<string, unknown>);
