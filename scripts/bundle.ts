@@ -164,12 +164,37 @@ export async function ruleFileValidatorModule(): Promise<string> {
   return `${standaloneCode(ajv, validate)}\nexport const validateRuleFile = validate;\n`;
 }
 
+/** The bundled rule files' texts and what the source loader makes of them (src/rules/known-rule-files.ts). */
+export async function knownRuleFilesModule(): Promise<string> {
+  const { parseRuleText } = await import('../src/rules/load.ts');
+  const dir = path.join(ROOT, 'rules');
+  const entries: [string, string][] = [];
+  for (const name of (await readdir(dir)).filter((n) => /\.ya?ml$/.test(n)).sort()) {
+    const text = await readFile(path.join(dir, name), 'utf8');
+    entries.push([text, JSON.stringify(parseRuleText(text))]);
+  }
+  return [
+    `const KNOWN = new Map(${JSON.stringify(entries)});`,
+    'export function knownRuleFile(text) {',
+    '  const json = KNOWN.get(text);',
+    '  return json === undefined ? undefined : JSON.parse(json);',
+    '}',
+    '',
+  ].join('\n');
+}
+
+const PRECOMPILED: Record<string, () => Promise<string>> = {
+  'src/rules/file-validator.ts': ruleFileValidatorModule,
+  'src/rules/known-rule-files.ts': knownRuleFilesModule,
+};
+
 const precompiled: Plugin = {
   name: 'precompiled',
   setup(b) {
-    b.onLoad({ filter: /[\\/]src[\\/]rules[\\/]file-validator\.ts$/ }, async (args) => ({
-      contents: await ruleFileValidatorModule(), loader: 'js', resolveDir: path.dirname(args.path),
-    }));
+    b.onLoad({ filter: /[\\/]src[\\/]rules[\\/][\w-]+\.ts$/ }, async (args) => {
+      const generate = PRECOMPILED[rel(args.path)];
+      return generate ? { contents: await generate(), loader: 'js', resolveDir: path.dirname(args.path) } : undefined;
+    });
   },
 };
 

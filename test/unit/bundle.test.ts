@@ -5,7 +5,7 @@
 // a .mjs file (no type stripping, which needs WebAssembly).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cp, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { tmpdir } from 'node:os';
@@ -173,7 +173,6 @@ describe('the built bundle', () => {
     assert.doesNotMatch((await Promise.all(files.map((f) => readFile(path.join(dir, 'app/dist/bundle', f), 'utf8')))).join('\n'), /from\s*"(node:)?http"/);
     const scan = await loaded(['scan', '--host-root', path.join(REPO, 'test/fixtures/hosts/etcd-kubeadm-nvme'), '--output', 'json']);
     assert.ok(JSON.parse(scan.stdout).findings.length > 0);
-    assert.ok(scan.modules.includes('NativeModule http'), 'scan loads node:http (local HTTP to etcd metrics)');
     assert.ok(!scan.modules.includes(NODE_UNDICI));
     assert.ok(!scan.modules.includes('NativeModule https'), 'scan loads no TLS client');
     const api = new FakeApiServer();
@@ -183,10 +182,27 @@ describe('the built bundle', () => {
       const agent = await loaded(['agent', '--kubeconfig', api.writeKubeconfig(), '--node-name', 'worker-1', '--once', '--dry-run',
         '--host-root', path.join(REPO, 'test/fixtures/hosts/etcd-kubeadm-nvme'), '--metrics-addr', '127.0.0.1:0', '--startup-jitter', '0s', '--probe-interval', 'off']);
       assert.match(agent.stdout, /PATCH/);
-      assert.ok(agent.modules.includes('NativeModule https'));
+      assert.ok(agent.modules.includes('NativeModule https') && agent.modules.includes('NativeModule http'), 'the agent serves /metrics over node:http');
       assert.ok(!agent.modules.includes(NODE_UNDICI));
     } finally {
       await api.stop();
+    }
+  });
+
+  test('the bundle (build-time validator and parsed rule files) prints what the sources print: scan JSON, rules list, a rule file error', async (t) => {
+    const fixture = path.join(REPO, 'test/fixtures/hosts/etcd-kubeadm-nvme');
+    const bad = await mkdtemp(path.join(tmpdir(), 'nta-bad-rules-'));
+    t.after(() => rm(bad, { recursive: true, force: true }));
+    // A bundled file with one key misspelt: its text is no longer the one built from, so it is parsed.
+    const host = await readFile(path.join(REPO, 'rules/host.yaml'), 'utf8');
+    await writeFile(path.join(bad, 'host.yaml'), host.replace(/^(\s+)severity:/m, '$1severty:'));
+    const sameTimes = (text: string) => text.replace(/\d{4}-\d\d-\d\dT[\d:.]+Z/g, 'TIME');
+    const run = (argv: string[]) => promisify(execFile)(process.execPath, argv, { env: { PATH: process.env.PATH ?? '' } })
+      .catch((e: { stdout: string; stderr: string; code: number }) => e);
+    for (const args of [['scan', '--host-root', fixture, '-o', 'json', '--fail-on', 'never'], ['rules', 'list'], ['rules', 'lint', '--no-bundled-rules', bad]]) {
+      const [bundled, source] = await Promise.all([run([path.join(dir, 'app/dist/bundle/node-tuning-advisor.mjs'), ...args]), run([path.join(REPO, 'bin/node-tuning-advisor.js'), ...args])]);
+      assert.equal(sameTimes(bundled.stdout), sameTimes(source.stdout), args.join(' '));
+      assert.equal(bundled.stderr, source.stderr, args.join(' '));
     }
   });
 });
