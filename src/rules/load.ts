@@ -164,7 +164,7 @@ function describe(error: ErrorObject, extra: string | undefined, missing: string
 const KNOWN_KEYS = [
   'id', 'scope', 'title', 'category', 'severity', 'weight', 'params', 'appliesWhen', 'failsWhen', 'observed', 'expected',
   'message', 'evidence', 'remediation', 'references', 'fact', 'op', 'value', 'values', 'param', 'all', 'any', 'not',
-  'text', 'commands', 'seed', 'url', 'note', 'disabled', 'rules', 'overrides', 'apiVersion', 'kind',
+  'summary', 'text', 'commands', 'seed', 'url', 'note', 'disabled', 'rules', 'overrides', 'apiVersion', 'kind',
 ];
 
 function suggestion(_error: ErrorObject, key: string): string {

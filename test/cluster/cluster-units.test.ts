@@ -63,15 +63,17 @@ describe('annotations: the parser reads what the renderer writes', () => {
       assert.ok(parsed.state === 'unreadable' || parsed.state === 'ok');
     }), { numRuns: 300 });
     assert.equal(parseAnnotations({}).state, 'none');
-    const newer = parseAnnotations({ [REPORT_KEY]: '{"schemaVersion":2}' });
+    const newer = parseAnnotations({ [REPORT_KEY]: '{"schemaVersion":3}' });
     assert.equal(newer.state, 'unreadable');
-    assert.match(newer.state === 'unreadable' ? newer.reason : '', /schemaVersion 2/);
+    assert.match(newer.state === 'unreadable' ? newer.reason : '', /schemaVersion 3/);
+    const empty = parseAnnotations({ [REPORT_KEY]: '{"schemaVersion":2}' });
+    assert.match(empty.state === 'unreadable' ? empty.reason : '', /does not have the advisor's shape \(score, grade, counts, rules\)/);
     assert.equal(parseAnnotations(renderAnnotations(seedReport())).state, 'ok');
   });
 });
 
 describe('rule scope', () => {
-  const base = { id: 'x', title: 't', category: 'c', severity: 'info' as const, weight: 1, observed: '', expected: '', message: 'm', remediation: { text: 'r' }, references: [{ seed: 's' }] };
+  const base = { id: 'x', title: 't', category: 'c', severity: 'info' as const, weight: 1, observed: '', expected: '', message: 'm', remediation: { summary: 'r', text: 'r' }, references: [{ seed: 's' }] };
   it('a node rule naming a cluster fact, or a cluster rule naming a node fact, is an error', () => {
     assert.match(scopeErrors({ ...base, failsWhen: { fact: 'cluster.nodes.count', op: 'Gt', value: 1 } }, [])[0]?.message ?? '', /give the rule scope: cluster/);
     assert.match(scopeErrors({ ...base, scope: 'cluster', failsWhen: { fact: 'kernel.hz', op: 'Gt', value: 1 } }, [])[0]?.message ?? '', /only cluster\.\* facts/);

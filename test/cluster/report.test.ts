@@ -26,7 +26,7 @@ describe('report: cluster view over the stand-in API', () => {
     const { report, status, json } = await run({ tektonFlags: DISABLED });
     assert.equal(status(SEED_001), 'fail');
     const finding = report.cluster.findings.find((f) => f.ruleId === SEED_001)!;
-    assert.match(finding.observed, /affinity assistant disabled; 2 of 2 PVC workspaces single-node/);
+    assert.equal(finding.observed, 'assistant disabled; 2/2 workspaces RWO/RWOP');
     assert.match(finding.remediation.text, /coschedule: workspaces/);
     assert.ok(finding.references.some((r) => r.seed?.startsWith('001_')));
     assert.ok(finding.evidence.some((e) => e.fact === 'cluster.tekton.workspaces.singleNode' && /ci\/build-42 source: volumeClaimTemplate RWO, longhorn/.test(e.detail ?? '')));
