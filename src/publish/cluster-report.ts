@@ -3,7 +3,7 @@
 import type { ClusterReport } from '../cluster/report.ts';
 import { failingRules, type NodeRow } from '../cluster/nodes.ts';
 import type { Finding, Severity } from '../report/types.ts';
-import { wrap } from './table.ts';
+import { wrap } from './terminal/layout.ts';
 import { describeEvidence, STATUS_LABEL, summaryLine } from './text.ts';
 
 const TAG: Record<Severity, string> = { critical: 'CRIT', warning: 'WARN', info: 'INFO' };
