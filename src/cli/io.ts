@@ -40,11 +40,11 @@ export function oneOf<T extends string>(flag: string, value: string | undefined,
 export const PIPE_COLUMNS = 100;
 const MIN_COLUMNS = 40;
 
-/** The terminal's width on a TTY; else $COLUMNS; else 100. Never below 40: narrower, lines just wrap more. */
-export function terminalWidth(io: Io): number {
+/** The terminal's width on a TTY; else $COLUMNS; else `piped`. Never below 40: narrower, lines just wrap more. */
+export function terminalWidth(io: Io, piped = PIPE_COLUMNS): number {
   const fromTerminal = io.stdout.isTTY === true ? io.stdout.columns : undefined;
   const fromEnv = /^\d+$/.test(io.env.COLUMNS ?? '') ? Number(io.env.COLUMNS) : undefined;
-  const columns = fromTerminal || fromEnv || PIPE_COLUMNS;
+  const columns = fromTerminal || fromEnv || piped;
   return Math.max(MIN_COLUMNS, columns);
 }
 

@@ -4,7 +4,8 @@ import { InputError } from '../scan.ts';
 import { agentCommand } from './commands/agent.ts';
 import { factsCommand } from './commands/facts.ts';
 import { probeCommand } from './commands/probe.ts';
-import { explainCommand, rulesCommand } from './commands/rules.ts';
+import { explainCommand } from './commands/explain.ts';
+import { rulesCommand } from './commands/rules.ts';
 import { reportCommand } from './commands/report.ts';
 import { scanCommand } from './commands/scan.ts';
 import { EXIT_INPUT, EXIT_OK, type Command, type Io } from './io.ts';
@@ -27,7 +28,7 @@ Commands:
   scan              check this host (or --host-root DIR) against the rules
   facts             print the collected facts with their sources (JSON)
   rules lint|list   check rule files / list the rules in effect
-  explain RULE-ID   show what a rule checks and how to fix it
+  explain RULE-ID   show what a rule checks and how to fix it (--host-root DIR: its evidence there)
   probe fsync       time fdatasync on a directory the way etcd's fio test does
   agent             publish to this node's Node object on an interval (annotations, Events, metrics)
   report            the cluster view: all nodes' results, worst first, plus cluster-scope checks

@@ -4,7 +4,8 @@ import fc from 'fast-check';
 import { affinityMode } from '../../src/cluster/tekton.ts';
 import { attachFor } from '../../src/cluster/storage.ts';
 import { parseAnnotations, renderAnnotations, REPORT_KEY } from '../../src/publish/annotations.ts';
-import { fit } from '../../src/publish/cluster-report.ts';
+import { nodeRows } from '../../src/cluster/nodes.ts';
+import { nodeLines } from '../../src/publish/cluster-report.ts';
 import { scopeErrors } from '../../src/rules/validate.ts';
 import { loadRuleSet } from '../../src/scan.ts';
 import { finding, report, seedReport } from '../helpers/reports.ts';
@@ -90,10 +91,16 @@ describe('rule scope', () => {
   });
 });
 
-describe('fit', () => {
-  it('cuts by characters, not bytes, and marks the cut', () => {
-    assert.equal(fit('abc', 3), 'abc');
-    assert.equal(fit('ab→cd', 4), 'ab→…');
-    assert.equal([...fit('x'.repeat(200), 80)].length, 80);
+describe('node table', () => {
+  it('wraps a long node name, its roles and its failing rules inside their columns instead of cutting them', () => {
+    const name = 'ip-10-0-113-27.eu-west-1.compute.internal';
+    const rows = nodeRows([{ metadata: { name, labels: { 'node-role.kubernetes.io/control-plane': '', 'node-role.kubernetes.io/etcd': '' },
+      annotations: renderAnnotations(report(['etcd-fsync-latency', 'etcd-wal-fsync', 'etcd-disk-rotational', 'kernel-tick-rate'].map((id) => finding(id, 'fail')))) } }]);
+    const lines = nodeLines(rows, 80);
+    for (const line of lines) assert.ok([...line].length <= 80, line);
+    assert.equal(lines.join(' ').includes('…'), false);
+    const text = lines.slice(1).join('\n');
+    for (const id of ['etcd-fsync-latency', 'etcd-wal-fsync', 'etcd-disk-rotational', 'kernel-tick-rate']) assert.match(text, new RegExp(id));
+    assert.equal(lines.slice(1).map((l) => l.slice(0, 20).trim()).join(''), name);
   });
 });

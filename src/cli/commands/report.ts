@@ -9,7 +9,7 @@ import { failingRules } from '../../cluster/nodes.ts';
 import { runClusterReport, type ClusterReport } from '../../cluster/report.ts';
 import { renderClusterMarkdown, renderClusterTable } from '../../publish/cluster-report.ts';
 import type { Severity } from '../../report/types.ts';
-import { EXIT_FINDINGS, EXIT_OK, UsageError, oneOf, parseFlags, type Io } from '../io.ts';
+import { EXIT_FINDINGS, EXIT_OK, UsageError, oneOf, parseFlags, terminalWidth, useColor, type Io } from '../io.ts';
 
 export const REPORT_USAGE = `Usage: node-tuning-advisor report [flags]
 
@@ -19,7 +19,8 @@ failing rules grouped across nodes, then the cluster-scope checks (Tekton, CSI s
 Flags:
   --kubeconfig FILE      kubeconfig to use (default: $KUBECONFIG, ~/.kube/config, or in-cluster)
   -l, --selector SEL     only nodes matching this label selector (e.g. node-role.kubernetes.io/worker)
-  --output FORMAT        table (default, fits 80 columns), json, markdown
+  --output FORMAT        table (default: fits the terminal, 80 columns when piped), json, markdown
+  -v, --verbose          table: the cluster checks' evidence, full fix and references
   --fail-on LEVEL        exit 1 when a rule fails at or above: warning, critical (default), never
   --rules PATH           extra rule directory or file; repeatable (cluster rules: scope: cluster)
   --no-bundled-rules     use only the --rules given
@@ -32,6 +33,8 @@ Exit codes: 0 nothing failed at or above --fail-on; 1 something did; 2 bad flags
 `;
 
 const OUTPUTS = ['table', 'json', 'markdown'] as const;
+/** The cluster table's width when piped (into a ticket, a CI log) and $COLUMNS is not set. */
+const PIPED_COLUMNS = 80;
 const FAIL_ON = ['warning', 'critical', 'never'] as const;
 const RANK: Record<Severity, number> = { info: 0, warning: 1, critical: 2 };
 
@@ -62,6 +65,7 @@ export async function reportCommand(args: string[], io: Io): Promise<number> {
     'fail-on': { type: 'string' },
     rules: { type: 'string', multiple: true },
     'no-bundled-rules': { type: 'boolean' },
+    verbose: { type: 'boolean', short: 'v' },
   }, 'report');
   if (values.help) {
     io.stdout.write(REPORT_USAGE);
@@ -82,6 +86,6 @@ export async function reportCommand(args: string[], io: Io): Promise<number> {
   });
   if (output === 'json') io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   else if (output === 'markdown') io.stdout.write(renderClusterMarkdown(report));
-  else io.stdout.write(renderClusterTable(report, Math.max(60, io.stdout.columns ?? 80)));
+  else io.stdout.write(renderClusterTable(report, { width: terminalWidth(io, PIPED_COLUMNS), color: useColor(io), verbose: values.verbose === true }));
   return clusterExitCode(report, failOn);
 }
