@@ -67,7 +67,7 @@ export async function explainCommand(args: string[], io: Io): Promise<number> {
     if (rule.scope === 'cluster') throw new UsageError(`${rule.id} is a cluster rule: "report" checks it through the API, not on a host; drop --host-root`);
     const report = await runScan({ ...selection, hostRoot, only: [rule.id] });
     const layout: Layout = { width, paint: painter(useColor(io)), verbose: true };
-    lines.push('', ...hang('', `On node ${report.node} (host root ${report.hostRoot}):`, width), '', ...findingLines(report.findings[0] as Finding, layout));
+    lines.push('', ...hang('', `On node ${report.node} (host root ${hostRoot}):`, width), '', ...findingLines(report.findings[0] as Finding, layout));
   }
   io.stdout.write(`${lines.join('\n')}\n`);
   return EXIT_OK;

@@ -31,7 +31,7 @@ const OUTPUTS = ['table', 'json', 'yaml', 'markdown'] as const;
 const FAIL_ON = ['warning', 'critical', 'never'] as const;
 const RANK: Record<Severity, number> = { info: 0, warning: 1, critical: 2 };
 
-export function renderReport(report: Report, output: (typeof OUTPUTS)[number], io: Io, view: { verbose?: boolean; all?: boolean } = {}): string {
+export function renderReport(report: Report, output: (typeof OUTPUTS)[number], io: Io, view: { verbose?: boolean; all?: boolean; hostRoot?: string } = {}): string {
   if (output === 'json') return `${JSON.stringify(report, null, 2)}\n`;
   if (output === 'yaml') return stringify(report, { lineWidth: 0 });
   if (output === 'markdown') return renderMarkdown(report);
@@ -78,6 +78,7 @@ export async function scanCommand(args: string[], io: Io): Promise<number> {
     ...(values.probe ? { collectors: collectorsWithProbe(progress ? { onProgress: progress.onProgress } : {}) } : {}),
   });
   progress?.finish();
-  io.stdout.write(renderReport(report, output, io, { verbose: values.verbose === true, all: values.all === true }));
+  const view = { verbose: values.verbose === true, all: values.all === true, hostRoot: values['host-root'] as string };
+  io.stdout.write(renderReport(report, output, io, view));
   return exitCodeFor(report, failOn);
 }

@@ -12,9 +12,11 @@ export interface ViewOptions {
   verbose?: boolean;
   /** Passing and not-applicable rules one by one instead of as counts. */
   all?: boolean;
+  /** The host root as the user typed it (relative paths stay relative); default the report's. */
+  hostRoot?: string;
 }
 
-function header(report: Report, layout: Layout): string[] {
+function header(report: Report, layout: Layout, hostRoot: string): string[] {
   const failing = report.findings.filter((f) => f.status === 'fail');
   const bySeverity = (['critical', 'warning', 'info'] as const)
     .map((s) => [s, failing.filter((f) => f.severity === s).length] as const).filter(([, n]) => n > 0)
@@ -28,13 +30,13 @@ function header(report: Report, layout: Layout): string[] {
     ...hang('', `node ${report.node} · score ${report.score}/100, grade ${report.grade}`, layout.width, 2)
       .map((line, i) => (i === 0 ? layout.paint('bold', line) : line)),
     ...hang('', tally, layout.width, 2),
-    ...(report.hostRoot === '/' ? [] : hang('host root ', report.hostRoot, layout.width)),
+    ...(report.hostRoot === '/' ? [] : hang('host root ', hostRoot, layout.width)),
   ];
 }
 
-function footer(report: Report, options: ViewOptions, width: number): string[] {
+function footer(report: Report, options: ViewOptions, width: number, root: string): string[] {
   const first = report.findings.find((f) => f.status === 'fail' || f.status === 'unknown');
-  const hostRoot = report.hostRoot === '/' ? '' : ` --host-root ${report.hostRoot}`;
+  const hostRoot = report.hostRoot === '/' ? '' : ` --host-root ${root}`;
   const hints = [
     ...(options.verbose ? [] : ['--verbose for the evidence and the full fix']),
     ...(options.all ? [] : ['--all for every rule']),
@@ -55,7 +57,8 @@ export function renderScanView(report: Report, options: ViewOptions): string {
   if (blocks.length === 0) blocks.push([`Nothing to fix: none of the ${report.findings.length} rules fails or is undecided.`]);
   if (options.all) blocks.push(...settled.map((f) => settledBlock(f, idWidth, layout)));
   else if (settled.length > 0) blocks.push(countLines(settled, options.width));
-  const more = footer(report, options, options.width);
-  const lines = [...header(report, layout), ...blocks.flatMap((block) => ['', ...block]), ...(more.length > 0 ? ['', ...more] : [])];
+  const root = options.hostRoot ?? report.hostRoot;
+  const more = footer(report, options, options.width, root);
+  const lines = [...header(report, layout, root), ...blocks.flatMap((block) => ['', ...block]), ...(more.length > 0 ? ['', ...more] : [])];
   return `${lines.join('\n')}\n`;
 }
