@@ -20,7 +20,8 @@ export const REQUEST_TIMEOUT_MS = 30_000;
 
 export type CountRequest = (verb: string, code: string) => void;
 
-export function loadKubeConfig(kubeconfigPath: string | undefined): KubeConfig {
+/** `context`: a context of the kubeconfig to use instead of its current-context (kubectl's --context). */
+export function loadKubeConfig(kubeconfigPath: string | undefined, context?: string): KubeConfig {
   const kc = new KubeConfig();
   if (!kubeconfigPath && !process.env.KUBERNETES_SERVICE_HOST) {
     throw new Error('not running in a pod (KUBERNETES_SERVICE_HOST is not set): pass --kubeconfig FILE');
@@ -31,6 +32,13 @@ export function loadKubeConfig(kubeconfigPath: string | undefined): KubeConfig {
   } catch (err) {
     const where = kubeconfigPath ? `--kubeconfig ${kubeconfigPath}` : 'in-cluster config (service account)';
     throw new Error(`cannot load ${where}: ${(err as Error).message}; pass --kubeconfig FILE outside a pod`);
+  }
+  if (context !== undefined) {
+    const known = kc.getContexts().map((c) => c.name);
+    if (!known.includes(context)) {
+      throw new Error(`--context ${context}: no such context in ${kubeconfigPath ? `--kubeconfig ${kubeconfigPath}` : 'the in-cluster config'} (it has: ${known.join(', ') || 'none'})`);
+    }
+    kc.setCurrentContext(context);
   }
   if (!kc.getCurrentCluster()) {
     const hint = kubeconfigPath ? `--kubeconfig ${kubeconfigPath} has no current cluster; set current-context` : 'KUBERNETES_SERVICE_HOST is not set; outside a pod pass --kubeconfig FILE';

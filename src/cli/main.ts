@@ -10,6 +10,9 @@ import { reportCommand } from './commands/report.ts';
 import { scanCommand } from './commands/scan.ts';
 import { EXIT_INPUT, EXIT_OK, type Command, type Io } from './io.ts';
 
+/** The hidden command the kubectl plugin's bin runs: `kubectl node-tuning X` = `node-tuning-advisor kubectl-plugin X`. */
+export const PLUGIN_COMMAND = 'kubectl-plugin';
+
 const COMMANDS: Record<string, Command> = {
   scan: scanCommand,
   facts: factsCommand,
@@ -18,6 +21,9 @@ const COMMANDS: Record<string, Command> = {
   probe: probeCommand,
   agent: agentCommand,
   report: reportCommand,
+  describe: async (args, io) => (await import('./commands/describe.ts')).describeCommand(args, io),
+  // What `kubectl node-tuning …` runs (the kubectl-node_tuning bin); not listed in the usage.
+  [PLUGIN_COMMAND]: async (args, io) => (await import('./commands/kubectl-plugin.ts')).kubectlPluginCommand(args, io),
 };
 
 export const USAGE = `Usage: node-tuning-advisor <command> [flags]
@@ -32,6 +38,7 @@ Commands:
   probe fsync       time fdatasync on a directory the way etcd's fio test does
   agent             publish to this node's Node object on an interval (annotations, Events, metrics)
   report            the cluster view: all nodes' results, worst first, plus cluster-scope checks
+  describe NODE     one node's findings as its agent published them, and its Events
 
 Run "node-tuning-advisor <command> --help" for a command's flags.
 `;
@@ -47,7 +54,7 @@ export async function main(argv: string[], io: Io = { stdout: process.stdout, st
     io.stdout.write(USAGE);
     return name === undefined ? EXIT_INPUT : EXIT_OK;
   }
-  if (name === '--version' || name === 'version') {
+  if (name === '--version' || name === 'version' || (name === PLUGIN_COMMAND && (args[0] === 'version' || args[0] === '--version'))) {
     io.stdout.write(version());
     return EXIT_OK;
   }
@@ -56,14 +63,15 @@ export async function main(argv: string[], io: Io = { stdout: process.stdout, st
     io.stderr.write(`node-tuning-advisor: unknown command "${name}"\n\n${USAGE}`);
     return EXIT_INPUT;
   }
+  const who = name === PLUGIN_COMMAND ? `kubectl node-tuning${args[0] ? ` ${args[0]}` : ''}` : `node-tuning-advisor ${name}`;
   try {
     return await command(args, io);
   } catch (error) {
     if (error instanceof InputError) {
-      io.stderr.write(`node-tuning-advisor ${name}: ${error.message}\n`);
+      io.stderr.write(`${who}: ${error.message}\n`);
       return EXIT_INPUT;
     }
-    io.stderr.write(`node-tuning-advisor ${name}: internal error: ${(error as Error)?.message ?? String(error)}\n`);
+    io.stderr.write(`${who}: internal error: ${(error as Error)?.message ?? String(error)}\n`);
     if (io.env.DEBUG) io.stderr.write(`${(error as Error)?.stack ?? ''}\n`);
     return 3;
   }

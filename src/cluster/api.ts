@@ -108,6 +108,16 @@ export class ClusterApi {
       this.custom.listClusterCustomObject({ group: 'tekton.dev', version: 'v1', plural: 'pipelineruns', limit }) as Promise<{ items: unknown[] }>);
   }
 
+  /** One Node (`describe NODE`). */
+  getNode(name: string): Promise<ApiResult<Obj>> {
+    return this.call('get', 'nodes', () => this.core.readNode({ name }) as Promise<Obj>);
+  }
+
+  /** Events of one namespace matching a field selector, e.g. those our agent wrote about one Node. */
+  listEvents(namespace: string, fieldSelector: string): Promise<ApiResult<Obj[]>> {
+    return this.list('events', () => this.core.listNamespacedEvent({ namespace, fieldSelector }));
+  }
+
   readLog(namespace: string, pod: string, container: string, bounds: LogBounds = DEFAULT_LOG_BOUNDS): Promise<ApiResult<string>> {
     return this.call('get', 'pods/log', () => this.core.readNamespacedPodLog({ name: pod, namespace, container, ...bounds }));
   }

@@ -173,7 +173,7 @@ export interface AnnotatedReport {
 export type ParsedAnnotations =
   | { state: 'none' }
   | { state: 'unreadable'; reason: string }
-  | { state: 'ok'; report: AnnotatedReport; summary?: string; findings?: string[] };
+  | { state: 'ok'; report: AnnotatedReport; summary?: string };
 
 const STATUSES: readonly FindingStatus[] = ['pass', 'fail', 'unknown', 'not-applicable'];
 const GRADES: readonly string[] = ['A', 'B', 'C', 'D', 'F'];
@@ -222,6 +222,5 @@ export function parseAnnotations(annotations: Record<string, string> | undefined
     return { state: 'unreadable', reason: `${REPORT_KEY} does not have the advisor's shape (score, grade, counts, rules)` };
   }
   const summary = annotations?.[SUMMARY_KEY];
-  const findings = annotations?.[FINDINGS_KEY]?.split('\n').filter(Boolean);
-  return { state: 'ok', report, ...(summary === undefined ? {} : { summary }), ...(findings === undefined ? {} : { findings }) };
+  return summary === undefined ? { state: 'ok', report } : { state: 'ok', report, summary };
 }

@@ -97,3 +97,29 @@ export function findingLine(finding: Finding, maxBytes = MAX_LINE_BYTES): string
     fix: finding.remediation.summary,
   }, maxBytes);
 }
+
+/** A findings line read back: what `findingLine` wrote (fix and "want" only when the line kept them). */
+export interface ParsedFindingLine {
+  tag: string;
+  ruleId: string;
+  /** For an unknown rule: why. */
+  observed: string;
+  expected?: string;
+  fix?: string;
+}
+
+export function parseFindingLine(line: string): ParsedFindingLine | undefined {
+  const match = /^(CRIT|WARN|INFO|UNKN) ([a-z0-9][a-z0-9-]*): (.*)$/.exec(line);
+  if (!match) return undefined;
+  const [, tag, ruleId, rest] = match as unknown as [string, string, string, string];
+  if (tag === UNKNOWN_TAG) return { tag, ruleId, observed: rest };
+  const dash = rest.lastIndexOf(' — ');
+  const head = dash >= 0 ? rest.slice(0, dash) : rest;
+  const want = head.indexOf('; want ');
+  return {
+    tag, ruleId,
+    observed: want >= 0 ? head.slice(0, want) : head,
+    ...(want >= 0 ? { expected: head.slice(want + '; want '.length) } : {}),
+    ...(dash >= 0 ? { fix: rest.slice(dash + ' — '.length) } : {}),
+  };
+}

@@ -1,15 +1,13 @@
 // `report`: the cluster view. Reads what every node's agent published plus the cluster-scope facts,
 // with the caller's credentials and read-only requests only.
-import { existsSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
-import { loadKubeConfig } from '../../agent/kube.ts';
+import { stringify } from 'yaml';
 import { ClusterApi } from '../../cluster/api.ts';
 import { failingRules } from '../../cluster/nodes.ts';
 import { runClusterReport, type ClusterReport } from '../../cluster/report.ts';
 import { renderClusterMarkdown, renderClusterTable } from '../../publish/cluster-report.ts';
 import type { Severity } from '../../report/types.ts';
-import { EXIT_FINDINGS, EXIT_OK, UsageError, oneOf, parseFlags, terminalWidth, useColor, type Io } from '../io.ts';
+import { EXIT_FINDINGS, EXIT_OK, oneOf, parseFlags, terminalWidth, useColor, type Io } from '../io.ts';
+import { KUBE_FLAGS, KUBE_FLAGS_USAGE, kubeConfigFrom } from '../kube-flags.ts';
 
 export const REPORT_USAGE = `Usage: node-tuning-advisor report [flags]
 
@@ -17,9 +15,8 @@ The cluster view: every node's score, grade and failing rules (from the agents' 
 failing rules grouped across nodes, then the cluster-scope checks (Tekton, CSI sidecars, Events split).
 
 Flags:
-  --kubeconfig FILE      kubeconfig to use (default: $KUBECONFIG, ~/.kube/config, or in-cluster)
-  -l, --selector SEL     only nodes matching this label selector (e.g. node-role.kubernetes.io/worker)
-  --output FORMAT        table (default: fits the terminal, 80 columns when piped), json, markdown
+${KUBE_FLAGS_USAGE}  -l, --selector SEL     only nodes matching this label selector (e.g. node-role.kubernetes.io/worker)
+  -o, --output FORMAT    table (default: fits the terminal, 80 columns when piped), json, yaml, markdown
   -v, --verbose          table: the cluster checks' evidence, full fix and references
   --fail-on LEVEL        exit 1 when a rule fails at or above: warning, critical (default), never
   --rules PATH           extra rule directory or file; repeatable (cluster rules: scope: cluster)
@@ -32,20 +29,11 @@ log tail of each CSI sidecar (≤ 5 per kind) and of Tekton's controller. Never 
 Exit codes: 0 nothing failed at or above --fail-on; 1 something did; 2 bad flags, kubeconfig or no access.
 `;
 
-const OUTPUTS = ['table', 'json', 'markdown'] as const;
+const OUTPUTS = ['table', 'json', 'yaml', 'markdown'] as const;
 /** The cluster table's width when piped (into a ticket, a CI log) and $COLUMNS is not set. */
 const PIPED_COLUMNS = 80;
 const FAIL_ON = ['warning', 'critical', 'never'] as const;
 const RANK: Record<Severity, number> = { info: 0, warning: 1, critical: 2 };
-
-function kubeconfigPath(flag: string | undefined, env: NodeJS.ProcessEnv): string | undefined {
-  if (flag) return flag;
-  const fromEnv = env.KUBECONFIG?.split(':').find(Boolean);
-  if (fromEnv) return fromEnv;
-  if (env.KUBERNETES_SERVICE_HOST) return undefined;
-  const home = join(env.HOME ?? homedir(), '.kube', 'config');
-  return existsSync(home) ? home : undefined;
-}
 
 /** Severities failing anywhere: on a node (as its agent reports) or in the cluster checks. */
 export function clusterExitCode(report: ClusterReport, failOn: (typeof FAIL_ON)[number]): number {
@@ -59,7 +47,7 @@ export function clusterExitCode(report: ClusterReport, failOn: (typeof FAIL_ON)[
 
 export async function reportCommand(args: string[], io: Io): Promise<number> {
   const { values } = parseFlags(args, {
-    kubeconfig: { type: 'string' },
+    ...KUBE_FLAGS,
     selector: { type: 'string', short: 'l' },
     output: { type: 'string', short: 'o' },
     'fail-on': { type: 'string' },
@@ -73,18 +61,13 @@ export async function reportCommand(args: string[], io: Io): Promise<number> {
   }
   const output = oneOf('--output', values.output, OUTPUTS, 'table');
   const failOn = oneOf('--fail-on', values['fail-on'], FAIL_ON, 'critical');
-  let kc;
-  try {
-    kc = loadKubeConfig(kubeconfigPath(values.kubeconfig, io.env));
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
-  const report = await runClusterReport(new ClusterApi(kc), {
+  const report = await runClusterReport(new ClusterApi(kubeConfigFrom(values, io.env)), {
     ...(values.selector ? { selector: values.selector } : {}),
     ruleLocations: values.rules ?? [],
     bundledRules: !values['no-bundled-rules'],
   });
   if (output === 'json') io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  else if (output === 'yaml') io.stdout.write(stringify(report, { lineWidth: 0 }));
   else if (output === 'markdown') io.stdout.write(renderClusterMarkdown(report));
   else io.stdout.write(renderClusterTable(report, { width: terminalWidth(io, PIPED_COLUMNS), color: useColor(io), verbose: values.verbose === true }));
   return clusterExitCode(report, failOn);

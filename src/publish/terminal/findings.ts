@@ -63,8 +63,9 @@ export function failBlock(finding: Finding, idWidth: number, layout: Layout): st
   return [
     ...ruleRow(finding, idWidth, layout),
     ...labelled('found', `${finding.observed || '-'}${want}`, width),
-    ...(layout.verbose ? labelled('why', finding.message, width) : whyLines(finding.message, width)),
-    ...labelled('fix', finding.remediation.summary, width),
+    // A finding read back from a Node's annotations has no "why" and may have lost its fix to the 138 bytes.
+    ...(!finding.message ? [] : layout.verbose ? labelled('why', finding.message, width) : whyLines(finding.message, width)),
+    ...labelled('fix', finding.remediation.summary || `see: explain ${finding.ruleId}`, width),
     ...(layout.verbose ? details(finding, layout) : []),
   ];
 }
