@@ -9,6 +9,7 @@ import { rulesCommand } from './commands/rules.ts';
 import { reportCommand } from './commands/report.ts';
 import { scanCommand } from './commands/scan.ts';
 import { EXIT_INPUT, EXIT_OK, type Command, type Io } from './io.ts';
+import { stripControls } from './terminal-safe.ts';
 
 /** The hidden command the kubectl plugin's bin runs: `kubectl node-tuning X` = `node-tuning-advisor kubectl-plugin X`. */
 export const PLUGIN_COMMAND = 'kubectl-plugin';
@@ -63,15 +64,15 @@ export async function main(argv: string[], io: Io = { stdout: process.stdout, st
     io.stderr.write(`node-tuning-advisor: unknown command "${name}"\n\n${USAGE}`);
     return EXIT_INPUT;
   }
-  const who = name === PLUGIN_COMMAND ? `kubectl node-tuning${args[0] ? ` ${args[0]}` : ''}` : `node-tuning-advisor ${name}`;
+  const who = stripControls(name === PLUGIN_COMMAND ? `kubectl node-tuning${args[0] ? ` ${args[0]}` : ''}` : `node-tuning-advisor ${name}`);
   try {
     return await command(args, io);
   } catch (error) {
     if (error instanceof InputError) {
-      io.stderr.write(`${who}: ${error.message}\n`);
+      io.stderr.write(`${who}: ${stripControls(error.message)}\n`);
       return EXIT_INPUT;
     }
-    io.stderr.write(`${who}: internal error: ${(error as Error)?.message ?? String(error)}\n`);
+    io.stderr.write(`${who}: internal error: ${stripControls((error as Error)?.message ?? String(error))}\n`);
     if (io.env.DEBUG) io.stderr.write(`${(error as Error)?.stack ?? ''}\n`);
     return 3;
   }

@@ -7,6 +7,7 @@ import { renderNodeView } from '../../publish/terminal/node-view.ts';
 import { loadRuleSet } from '../../scan.ts';
 import { EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, oneOf, parseFlags, terminalWidth, UsageError, useColor, type Io } from '../io.ts';
 import { KUBE_FLAGS, KUBE_FLAGS_USAGE, kubeConfigFrom } from '../kube-flags.ts';
+import { terminalSafe } from '../terminal-safe.ts';
 
 export const DESCRIBE_USAGE = `Usage: node-tuning-advisor describe NODE [flags]
 
@@ -29,7 +30,8 @@ export async function describeCommand(args: string[], io: Io, program = 'node-tu
   }
   if (positionals.length !== 1) throw new UsageError(`describe takes one node name (got ${positionals.length}); see: kubectl get nodes`);
   const output = oneOf('--output', values.output, ['table', 'json', 'yaml'] as const, 'table');
-  const advice = await readNodeAdvice(new ClusterApi(kubeConfigFrom(values, io.env)), positionals[0] as string);
+  // Everything in it was read from the API server: no control character reaches the terminal.
+  const advice = terminalSafe(await readNodeAdvice(new ClusterApi(kubeConfigFrom(values, io.env)), positionals[0] as string));
   if (output === 'json') io.stdout.write(`${JSON.stringify(advice, null, 2)}\n`);
   else if (output === 'yaml') io.stdout.write(stringify(advice, { lineWidth: 0 }));
   else {

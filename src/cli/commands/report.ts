@@ -6,6 +6,7 @@ import { failingRules } from '../../cluster/nodes.ts';
 import { runClusterReport, type ClusterReport } from '../../cluster/report.ts';
 import { renderClusterMarkdown, renderClusterTable } from '../../publish/cluster-report.ts';
 import type { Severity } from '../../report/types.ts';
+import { terminalSafe } from '../terminal-safe.ts';
 import { EXIT_FINDINGS, EXIT_OK, oneOf, parseFlags, terminalWidth, useColor, type Io } from '../io.ts';
 import { KUBE_FLAGS, KUBE_FLAGS_USAGE, kubeConfigFrom } from '../kube-flags.ts';
 
@@ -61,11 +62,12 @@ export async function reportCommand(args: string[], io: Io): Promise<number> {
   }
   const output = oneOf('--output', values.output, OUTPUTS, 'table');
   const failOn = oneOf('--fail-on', values['fail-on'], FAIL_ON, 'critical');
-  const report = await runClusterReport(new ClusterApi(kubeConfigFrom(values, io.env)), {
+  // Everything in it was read from the API server: no control character reaches the terminal.
+  const report = terminalSafe(await runClusterReport(new ClusterApi(kubeConfigFrom(values, io.env)), {
     ...(values.selector ? { selector: values.selector } : {}),
     ruleLocations: values.rules ?? [],
     bundledRules: !values['no-bundled-rules'],
-  });
+  }));
   if (output === 'json') io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   else if (output === 'yaml') io.stdout.write(stringify(report, { lineWidth: 0 }));
   else if (output === 'markdown') io.stdout.write(renderClusterMarkdown(report));
