@@ -62,7 +62,8 @@ describe('kubectl describe node after the agent published (real API server, real
   });
 
   test('seed 000 "before": within 2 + 2 × (failing + unknown) lines, none cut, one Event line per failing rule', async (t) => {
-    await createReadyNode(cp, 'describe-failing');
+    // The agent takes the kubelet's version from the Node: seed 000 ran kubelet 1.20.2.
+    await createReadyNode(cp, 'describe-failing', { kubeletVersion: 'v1.20.2' });
     await publish(cp, 'describe-failing', 'seed-000-before');
     const { stdout } = await cp.kubectl(['describe', 'node', 'describe-failing']);
     const node = await cp.must('GET', '/api/v1/nodes/describe-failing');

@@ -77,7 +77,8 @@ describe('kubectl node-tuning, installed from npm pack into a clean prefix', rea
       .replace('clusters:\n', 'clusters:\n- name: elsewhere\n  cluster: {server: "https://127.0.0.1:1"}\n')
       .replace('contexts:\n', 'contexts:\n- name: elsewhere\n  context: {cluster: elsewhere, user: admin}\n')
       .replace(/current-context: .*/, 'current-context: elsewhere')}`, { mode: 0o600 });
-    await createReadyNode(cp, NODE);
+    // The agent takes the kubelet's version from the Node: seed 000 ran kubelet 1.20.2.
+    await createReadyNode(cp, NODE, { kubeletVersion: 'v1.20.2' });
   });
   after(async () => {
     await cp?.stop();
