@@ -4,8 +4,8 @@
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import type { KubeConfig } from '@kubernetes/client-node';
-import { loadKubeConfig } from '../agent/kube.ts';
+import { ClusterApi } from '../cluster/api.ts';
+import { configSource } from '../kube/config.ts';
 import { UsageError } from './io.ts';
 
 export const KUBE_FLAGS = {
@@ -26,10 +26,13 @@ export function kubeconfigPath(flag: string | undefined, env: NodeJS.ProcessEnv)
   return existsSync(home) ? home : undefined;
 }
 
-/** A bad kubeconfig or context is the user's to fix: exit 2 with the reason. */
-export function kubeConfigFrom(values: { kubeconfig?: string; context?: string }, env: NodeJS.ProcessEnv): KubeConfig {
+/** The cluster these flags name; a bad kubeconfig or context is the user's to fix: exit 2 with the reason. */
+export function clusterApiFrom(values: { kubeconfig?: string; context?: string }, env: NodeJS.ProcessEnv): ClusterApi {
   try {
-    return loadKubeConfig(kubeconfigPath(values.kubeconfig, env), values.context);
+    const source = configSource(kubeconfigPath(values.kubeconfig, env), env);
+    if (values.context === undefined) return ClusterApi.fromSource(source);
+    if (source.kind !== 'file') throw new Error(`--context ${values.context} needs a kubeconfig: pass --kubeconfig FILE or set KUBECONFIG`);
+    return ClusterApi.fromSource({ ...source, context: values.context });
   } catch (error) {
     throw new UsageError((error as Error).message);
   }

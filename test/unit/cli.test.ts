@@ -29,7 +29,8 @@ test('table output: score and counts, then per failing rule found → want, why 
   assert.doesNotMatch(stdout, /\u001b\[/);
   const verbose = (await runCli(['scan', '--host-root', fixtureHost('intel-pstate-epp-power'), '--verbose'])).stdout;
   assert.match(verbose, /^ {9}\$ tuned-adm profile throughput-performance$/m);
-  assert.match(verbose, /^ {2}facts {2}cpu\.driver = intel_pstate \(.*\n {9}cpu\.governor = powersave \(/m);
+  assert.match(verbose, /^ {2}facts {2}cpu\.\w+ = /m);
+  assert.match(verbose, /^ {9}cpu\.governor = powersave \(/m);
   assert.match(verbose, /^ {2}refs {3}seed 001_eee4498a48695f45\.txt$/m);
   const all = (await runCli(['scan', '--host-root', fixtureHost('intel-pstate-epp-power'), '--all'])).stdout;
   assert.match(all, /^N\/A {6}warning {3}tuned-profile/m);

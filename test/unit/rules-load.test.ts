@@ -135,3 +135,15 @@ test('a node rule whose observed text would not fit the report annotation line i
   assert.equal(node.length, 1);
   assert.match(node[0] as string, /rules\.0\.observed: with typical values the observed text does not fit the report annotation's 138-byte line/);
 });
+
+test('naming the bundled rules directory again (rules lint rules) loads each file once: no rule is its own duplicate', async (t) => {
+  const { relative } = await import('node:path');
+  const { symlink } = await import('node:fs/promises');
+  const dir = await tempHost(t, {});
+  await symlink(BUNDLED_RULES_DIR, `${dir}/linked-rules`);
+  for (const again of [BUNDLED_RULES_DIR, relative(process.cwd(), BUNDLED_RULES_DIR) || '.', `${dir}/linked-rules`, `${BUNDLED_RULES_DIR}/host.yaml`]) {
+    const result = await loadRules([BUNDLED_RULES_DIR, again]);
+    assert.deepEqual(result.errors.map(formatRuleError), [], again);
+    assert.equal(result.files.length, (await loadRules([BUNDLED_RULES_DIR])).files.length, again);
+  }
+});

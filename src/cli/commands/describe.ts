@@ -1,12 +1,11 @@
 // `describe NODE` (`kubectl node-tuning describe NODE`): one node's findings as its agent published
 // them on the Node, and the agent's Events about it. Two read requests; no scan.
 import { stringify } from 'yaml';
-import { ClusterApi } from '../../cluster/api.ts';
 import { readNodeAdvice } from '../../cluster/node-advice.ts';
 import { renderNodeView } from '../../publish/terminal/node-view.ts';
 import { loadRuleSet } from '../../scan.ts';
 import { EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, oneOf, parseFlags, terminalWidth, UsageError, useColor, type Io } from '../io.ts';
-import { KUBE_FLAGS, KUBE_FLAGS_USAGE, kubeConfigFrom } from '../kube-flags.ts';
+import { KUBE_FLAGS, KUBE_FLAGS_USAGE, clusterApiFrom } from '../kube-flags.ts';
 import { terminalSafe } from '../terminal-safe.ts';
 
 export const DESCRIBE_USAGE = `Usage: node-tuning-advisor describe NODE [flags]
@@ -31,7 +30,13 @@ export async function describeCommand(args: string[], io: Io, program = 'node-tu
   if (positionals.length !== 1) throw new UsageError(`describe takes one node name (got ${positionals.length}); see: kubectl get nodes`);
   const output = oneOf('--output', values.output, ['table', 'json', 'yaml'] as const, 'table');
   // Everything in it was read from the API server: no control character reaches the terminal.
-  const advice = terminalSafe(await readNodeAdvice(new ClusterApi(kubeConfigFrom(values, io.env)), positionals[0] as string));
+  const api = clusterApiFrom(values, io.env);
+  let advice;
+  try {
+    advice = terminalSafe(await readNodeAdvice(api, positionals[0] as string));
+  } finally {
+    await api.close();
+  }
   if (output === 'json') io.stdout.write(`${JSON.stringify(advice, null, 2)}\n`);
   else if (output === 'yaml') io.stdout.write(stringify(advice, { lineWidth: 0 }));
   else {

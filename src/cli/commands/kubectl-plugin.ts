@@ -1,9 +1,7 @@
 // `kubectl node-tuning …`: kubectl runs `kubectl-node_tuning` from the PATH with the arguments after
 // the plugin name. Only argument translation: each subcommand is the CLI command of the same name.
 import { EXIT_INPUT, EXIT_OK, UsageError, type Io } from '../io.ts';
-import { describeCommand } from './describe.ts';
 import { explainCommand } from './explain.ts';
-import { reportCommand } from './report.ts';
 import { scanCommand } from './scan.ts';
 
 export const PLUGIN = 'kubectl node-tuning';
@@ -28,8 +26,9 @@ const KUBE_FLAG = /^--(kubeconfig|context)(=|$)/;
 export async function kubectlPluginCommand(args: string[], io: Io): Promise<number> {
   const [sub, ...rest] = args;
   switch (sub) {
-    case 'report': return reportCommand(rest, io);
-    case 'describe': return describeCommand(rest, io, PLUGIN);
+    // As in the CLI's command table: the Kubernetes client loads only for the commands that use it.
+    case 'report': return (await import('./report.ts')).reportCommand(rest, io);
+    case 'describe': return (await import('./describe.ts')).describeCommand(rest, io, PLUGIN);
     case 'explain': return explainCommand(rest, io);
     case 'scan': {
       const flag = rest.find((arg) => KUBE_FLAG.test(arg));

@@ -1,14 +1,13 @@
 // `report`: the cluster view. Reads what every node's agent published plus the cluster-scope facts,
 // with the caller's credentials and read-only requests only.
 import { stringify } from 'yaml';
-import { ClusterApi } from '../../cluster/api.ts';
 import { failingRules } from '../../cluster/nodes.ts';
 import { runClusterReport, type ClusterReport } from '../../cluster/report.ts';
 import { renderClusterMarkdown, renderClusterTable } from '../../publish/cluster-report.ts';
 import type { Severity } from '../../report/types.ts';
 import { terminalSafe } from '../terminal-safe.ts';
 import { EXIT_FINDINGS, EXIT_OK, oneOf, parseFlags, terminalWidth, useColor, type Io } from '../io.ts';
-import { KUBE_FLAGS, KUBE_FLAGS_USAGE, kubeConfigFrom } from '../kube-flags.ts';
+import { KUBE_FLAGS, KUBE_FLAGS_USAGE, clusterApiFrom } from '../kube-flags.ts';
 
 export const REPORT_USAGE = `Usage: node-tuning-advisor report [flags]
 
@@ -62,12 +61,18 @@ export async function reportCommand(args: string[], io: Io): Promise<number> {
   }
   const output = oneOf('--output', values.output, OUTPUTS, 'table');
   const failOn = oneOf('--fail-on', values['fail-on'], FAIL_ON, 'critical');
-  // Everything in it was read from the API server: no control character reaches the terminal.
-  const report = terminalSafe(await runClusterReport(new ClusterApi(kubeConfigFrom(values, io.env)), {
-    ...(values.selector ? { selector: values.selector } : {}),
-    ruleLocations: values.rules ?? [],
-    bundledRules: !values['no-bundled-rules'],
-  }));
+  const api = clusterApiFrom(values, io.env);
+  let report;
+  try {
+    // Everything in it was read from the API server: no control character reaches the terminal.
+    report = terminalSafe(await runClusterReport(api, {
+      ...(values.selector ? { selector: values.selector } : {}),
+      ruleLocations: values.rules ?? [],
+      bundledRules: !values['no-bundled-rules'],
+    }));
+  } finally {
+    await api.close();
+  }
   if (output === 'json') io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   else if (output === 'yaml') io.stdout.write(stringify(report, { lineWidth: 0 }));
   else if (output === 'markdown') io.stdout.write(renderClusterMarkdown(report));

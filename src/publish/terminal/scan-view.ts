@@ -37,11 +37,8 @@ function header(report: Report, layout: Layout, hostRoot: string): string[] {
 function footer(report: Report, options: ViewOptions, width: number, root: string): string[] {
   const first = report.findings.find((f) => f.status === 'fail' || f.status === 'unknown');
   const hostRoot = report.hostRoot === '/' ? '' : ` --host-root ${root}`;
-  const hints = [
-    ...(options.verbose ? [] : ['--verbose for the evidence and the full fix']),
-    ...(options.all ? [] : ['--all for every rule']),
-    ...(first ? [`explain ${first.ruleId}${hostRoot} for one rule`] : []),
-  ];
+  // --help says what each does; here only what to type.
+  const hints = [...(options.verbose ? [] : ['--verbose']), ...(options.all ? [] : ['--all']), ...(first ? [`explain ${first.ruleId}${hostRoot}`] : [])];
   return hints.length > 0 ? hang('More: ', hints.join(' · '), width) : [];
 }
 
