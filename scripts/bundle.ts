@@ -235,6 +235,10 @@ const sourceUrls: Plugin = {
   },
 };
 
+/** `kubectl node-tuning`: the same bundle through its kubectl-plugin command (package.json "bin"). */
+const PLUGIN_FILE = 'kubectl-node_tuning.mjs';
+const PLUGIN_ENTRY = "#!/usr/bin/env node\nprocess.argv.splice(2, 0, 'kubectl-plugin');\nawait import('./node-tuning-advisor.mjs');\n";
+
 // Whitespace and syntax minified, identifiers kept (readable stack traces): about half the bytes,
 // and less resident in the agent (bench/footprint.ts).
 const BANNER = "import { createRequire as __ntaCreateRequire } from 'node:module'; const require = __ntaCreateRequire(import.meta.url);";
@@ -297,8 +301,10 @@ export async function bundleTo(outDir: string): Promise<{ file: string; workers:
   const metafile = await bundle({ 'node-tuning-advisor': path.join(ROOT, 'bin', 'node-tuning-advisor.js') }, outDir);
   const workers = await workerEntries();
   // A worker the sources load as './x.ts' is loaded as './x.mjs' from the bundle: type stripping
-  // needs WebAssembly (absent under --lite-mode), and Node refuses it under node_modules.
+  // needs WebAssembly (absent under --lite-mode), and Node refuses it under node_modules, where an
+  // installed package lives.
   for (const [name, file] of Object.entries(workers)) await bundle({ [name.replace(/\.ts$/, '')]: file }, outDir);
+  await writeFile(path.join(outDir, PLUGIN_FILE), PLUGIN_ENTRY, { mode: 0o755 });
   return { file: path.join(outDir, path.basename(BUNDLE)), workers: Object.keys(workers), metafile };
 }
 
