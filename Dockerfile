@@ -38,8 +38,8 @@ COPY --from=build /src/dist/bundle ./dist/bundle
 # root-only host files (manifests/daemonset/daemonset.yaml says why); the CLI needs neither.
 USER 65534:65534
 # --lite-mode (V8 without its optimizing compilers and WebAssembly; a command-line flag, Node
-# refuses it in NODE_OPTIONS): the agent's resident set ~75 MiB instead of ~100 MiB, for more CPU
-# per scan (bench/v8-flags.ts); the CLI peaks ~20 MiB lower and starts as fast. The bundle needs no
-# WebAssembly (scripts/bundle.ts).
+# refuses it in NODE_OPTIONS): the agent's resident set ~71 MiB instead of ~98 MiB, for about twice
+# the CPU per scan (bench/v8-flags.ts); the CLI peaks 10-20 MiB lower and starts as fast. The bundle
+# needs no WebAssembly (scripts/bundle.ts).
 ENTRYPOINT ["node", "--lite-mode", "/app/dist/bundle/node-tuning-advisor.mjs"]
 CMD ["--help"]
