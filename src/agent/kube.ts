@@ -134,18 +134,28 @@ export class NodeApi {
 
 class CountingWatch extends Watch {
   private readonly count: CountRequest;
+  private timeoutReads = 0;
 
   constructor(kc: KubeConfig, count: CountRequest) {
     super(kc);
-    // The stock 30 s inactivity timeout would reconnect a quiet Node's watch 120 times an hour.
-    (this as unknown as { requestTimeoutMs: number }).requestTimeoutMs = WATCH_IDLE_TIMEOUT_MS;
     this.count = count;
+    // client-node arms one timer with requestTimeoutMs before the request (connect and response
+    // headers) and re-arms it on the response and on every chunk (inactivity). The stock 30 s would
+    // reconnect a quiet Node's watch 120 times an hour, so inactivity gets WATCH_IDLE_TIMEOUT_MS; but
+    // the headers still get REQUEST_TIMEOUT_MS: a watch sent while kube-apiserver restarts can be
+    // left without an answer, and must not wait an hour for one (seen on a real server, test/e2e/agent.test.ts).
+    Object.defineProperty(this, 'requestTimeoutMs', {
+      get: () => (this.timeoutReads++ === 0 ? REQUEST_TIMEOUT_MS : WATCH_IDLE_TIMEOUT_MS),
+      set: () => {},
+      configurable: true,
+    });
   }
 
   override async watch(
     path: string, query: Record<string, string | number | boolean | undefined>,
     callback: (phase: string, apiObj: unknown, watchObj?: unknown) => void, done: (err: unknown) => void,
   ): Promise<AbortController> {
+    this.timeoutReads = 0;
     return super.watch(path, query, callback, (err) => {
       this.count('watch', err ? statusCodeOf(err) : '200');
       done(err);

@@ -28,7 +28,10 @@ export class NodeWatcher {
     this.name = name;
     this.policy = policy;
     this.log = log;
-    this.informer = source.watchNode(name, (found) => { if (!found) this.markListed(false); });
+    this.informer = source.watchNode(name, (found) => {
+      this.failures = 0; // listed: the next failure backs off from the start again
+      if (!found) this.markListed(false);
+    });
     this.informer.on('add', (node) => this.seen(node));
     this.informer.on('update', (node) => this.seen(node));
     this.informer.on('delete', () => this.seen(undefined));
@@ -123,6 +126,7 @@ export class NodeWatcher {
     this.failures += 1;
     const delay = retryDelay(err, this.failures, this.policy);
     this.log(`watch on node ${this.name} failed (${describeError(err)}); retrying in ${(delay / 1000).toFixed(1)} s`);
+    clearTimeout(this.restartTimer); // one restart pending at most, or two watches would run side by side
     this.restartTimer = setTimeout(() => { if (!this.stopped) void this.informer.start(); }, delay);
     this.restartTimer.unref();
   }

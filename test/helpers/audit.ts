@@ -1,6 +1,7 @@
 // The real kube-apiserver's audit log as the tests' witness: what a client sent and what the server
-// answered, never the client's own account. `auditArgs` gives the apiserver flags (Metadata level for
-// the users named, nothing for anyone else, blocking writes so an event is on disk when the response is);
+// answered, never the client's own account. `auditArgs` gives the apiserver flags (the users named:
+// their writes with the request body, everything else at Metadata level; nobody else; blocking
+// writes, so an event is on disk when the response is);
 // `AuditLog.requests()` reads the file back, one entry per request.
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -19,6 +20,8 @@ export interface AuditedRequest {
   complete: boolean;
   /** When the server received it (ms since the epoch). */
   at: number;
+  /** The request body of a write (patch, create, update, delete). */
+  body: unknown;
   userAgent: string;
 }
 
@@ -33,6 +36,7 @@ export async function auditArgs(dir: string, users: string[]): Promise<AuditConf
   const file = path.join(dir, 'audit.log');
   await writeFile(policy, [
     'apiVersion: audit.k8s.io/v1', 'kind: Policy', 'omitStages: [RequestReceived]', 'rules:',
+    '  - level: Request', `    users: ${JSON.stringify(users)}`, '    verbs: [create, update, patch, delete, deletecollection]',
     '  - level: Metadata', `    users: ${JSON.stringify(users)}`, '  - level: None', '',
   ].join('\n'));
   await writeFile(file, '');
@@ -70,6 +74,7 @@ export class AuditLog {
         complete: event.stage === 'ResponseComplete' || event.stage === 'Panic',
         at: Date.parse(event.requestReceivedTimestamp),
         userAgent: event.userAgent ?? '',
+        body: event.requestObject,
       });
     }
     return [...byId.values()].sort((a, b) => a.at - b.at).filter(filter);

@@ -2,6 +2,7 @@
 // holding rules/ and package.json, started as a child process. The test reads its stderr only to find
 // the metrics port and to explain failures; what it did is asserted on the server.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { cp as copy } from 'node:fs/promises';
 import path from 'node:path';
 import { bundleTo } from '../../scripts/bundle.ts';
@@ -31,7 +32,10 @@ export class AgentProcess {
 
   /** Runs `node BUNDLE ARGS` with only PATH and `env` in its environment (a container's is as bare). */
   static start(bundle: string, args: string[], env: Record<string, string> = {}): AgentProcess {
-    const child = spawn(process.execPath, [bundle, ...args], {
+    // setpriv --pdeathsig: if the test process dies without its after-hook, the agent dies too.
+    const argv = [process.execPath, bundle, ...args];
+    const [command, rest] = existsSync('/usr/bin/setpriv') ? ['/usr/bin/setpriv', ['--pdeathsig', 'KILL', '--', ...argv]] : [argv[0] as string, argv.slice(1)];
+    const child = spawn(command, rest, {
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env }, stdio: ['ignore', 'pipe', 'pipe'],
     });
     return new AgentProcess(child);

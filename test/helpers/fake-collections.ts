@@ -3,6 +3,7 @@
 // real field/label selector semantics for the forms used here; logs honour tailLines, limitBytes and
 // sinceSeconds. Stored log lines start with their RFC 3339 time, which is sent only with timestamps=true.
 import type { ServerResponse } from 'node:http';
+import { tailLog } from './kubelet-logs.ts';
 
 type Obj = Record<string, any>;
 
@@ -32,7 +33,7 @@ export class FakeCollections {
   add(plural: keyof typeof KINDS, object: Obj): Obj {
     const kind = KINDS[plural] as Kind;
     if (plural === 'pipelineruns') this.tektonInstalled = true;
-    const stored: Obj = { apiVersion: kind.apiVersion, kind: kind.kind, ...object };
+    const stored: Obj = { apiVersion: kind.apiVersion, kind: kind.kind, ...apiDefaults(plural, object) };
     stored.metadata = { uid: `uid-${plural}-${this.count(plural)}`, creationTimestamp: '2026-11-30T10:00:00Z', ...object.metadata };
     this.objects.set(plural, [...(this.objects.get(plural) ?? []), stored]);
     return stored;
@@ -72,22 +73,19 @@ export class FakeCollections {
     if (!container) {
       return reply(res, 400, status(400, 'BadRequest', `a container name must be specified for pod ${pod}, choose one of: [${containers.map((c) => c.name).join(' ')}]`));
     }
-    let lines = (this.logs.get(`${namespace}/${pod}/${container}`) ?? '').split('\n');
-    if (lines.at(-1) === '') lines.pop();
-    const since = url.searchParams.get('sinceSeconds');
-    if (since !== null) {
-      const from = Date.now() - Number(since) * 1000;
-      lines = lines.filter((line) => { const t = Date.parse(line.split(' ')[0] ?? ''); return Number.isNaN(t) || t >= from; });
-    }
-    const tail = url.searchParams.get('tailLines');
-    if (tail !== null) lines = lines.slice(-Number(tail));
-    if (url.searchParams.get('timestamps') !== 'true') lines = lines.map((line) => line.replace(/^\d{4}-\d{2}-\d{2}T\S+ /, ''));
-    let text = lines.map((line) => `${line}\n`).join('');
-    const limit = url.searchParams.get('limitBytes');
-    if (limit !== null) text = Buffer.from(text).subarray(0, Number(limit)).toString('utf8');
+    const text = tailLog(this.logs.get(`${namespace}/${pod}/${container}`) ?? '', url.searchParams);
     res.writeHead(200, { 'content-type': 'text/plain' }).end(text);
     return true;
   }
+}
+
+/**
+ * What kube-apiserver fills in on create: CSIDriver.spec.attachRequired defaults to true, so a real
+ * server never returns it unset (the code reads unset as true all the same).
+ */
+export function apiDefaults(plural: string, object: Obj): Obj {
+  if (plural !== 'csidrivers' || object.spec?.attachRequired !== undefined) return object;
+  return { ...object, spec: { ...object.spec, attachRequired: true } };
 }
 
 function selectObjects(objects: Obj[], url: URL, namespace: string | undefined): Obj[] | string {
