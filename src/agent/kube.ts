@@ -122,7 +122,7 @@ export class NodeApi {
   private listWatch<T extends KubernetesObject, L extends KubernetesListObject<T>>(
     path: string, fieldSelector: string | undefined, list: () => Promise<L>, onList: (list: L) => void,
   ): ListWatch<T> {
-    const watch = new CountingWatch(this.kc, this.count);
+    const watch = new CountingWatch(this.kc, this.count, this.timeoutMs);
     const listed = async (): Promise<L> => {
       const result = await list();
       onList(result);
@@ -136,16 +136,16 @@ class CountingWatch extends Watch {
   private readonly count: CountRequest;
   private timeoutReads = 0;
 
-  constructor(kc: KubeConfig, count: CountRequest) {
+  constructor(kc: KubeConfig, count: CountRequest, headersTimeoutMs: number) {
     super(kc);
     this.count = count;
     // client-node arms one timer with requestTimeoutMs before the request (connect and response
     // headers) and re-arms it on the response and on every chunk (inactivity). The stock 30 s would
     // reconnect a quiet Node's watch 120 times an hour, so inactivity gets WATCH_IDLE_TIMEOUT_MS; but
-    // the headers still get REQUEST_TIMEOUT_MS: a watch sent while kube-apiserver restarts can be
+    // the headers get the request timeout (30 s): a watch sent while kube-apiserver restarts can be
     // left without an answer, and must not wait an hour for one (seen on a real server, test/e2e/agent.test.ts).
     Object.defineProperty(this, 'requestTimeoutMs', {
-      get: () => (this.timeoutReads++ === 0 ? REQUEST_TIMEOUT_MS : WATCH_IDLE_TIMEOUT_MS),
+      get: () => (this.timeoutReads++ === 0 ? headersTimeoutMs : WATCH_IDLE_TIMEOUT_MS),
       set: () => {},
       configurable: true,
     });

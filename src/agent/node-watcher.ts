@@ -125,7 +125,7 @@ export class NodeWatcher {
     for (const listener of this.failureListeners) listener(`cannot list or watch node ${this.name}: ${describeError(err)}`);
     this.failures += 1;
     const delay = retryDelay(err, this.failures, this.policy);
-    this.log(`watch on node ${this.name} failed (${describeError(err)}); retrying in ${(delay / 1000).toFixed(1)} s`);
+    this.log(`watch on node ${this.name} failed (${describeError(err)}); attempt ${this.failures}, retrying in ${(delay / 1000).toFixed(1)} s`);
     clearTimeout(this.restartTimer); // one restart pending at most, or two watches would run side by side
     this.restartTimer = setTimeout(() => { if (!this.stopped) void this.informer.start(); }, delay);
     this.restartTimer.unref();

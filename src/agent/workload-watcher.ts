@@ -68,7 +68,7 @@ class KeptWatch<T extends KubernetesObject> {
     this.failures += 1;
     this.onFailure(`cannot list or watch ${this.what}: ${describeError(err)}`);
     const delay = retryDelay(err, this.failures, this.policy);
-    this.log(`watch on ${this.what} failed (${describeError(err)}); retrying in ${(delay / 1000).toFixed(1)} s`);
+    this.log(`watch on ${this.what} failed (${describeError(err)}); attempt ${this.failures}, retrying in ${(delay / 1000).toFixed(1)} s`);
     clearTimeout(this.timer); // one restart pending at most, or two watches would run side by side
     this.timer = setTimeout(() => { if (!this.stopped) void this.informer.start(); }, delay);
     this.timer.unref();
