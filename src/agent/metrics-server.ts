@@ -1,7 +1,8 @@
-// HTTP endpoint for Prometheus and the kubelet probes. Serves cached values only.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import type { Registry } from 'prom-client';
+// HTTP endpoint for Prometheus and the kubelet probes, open to the pod network: it serves a cached
+// rendering only, and bounds what a client can hold: connections (overall and per address), requests
+// in flight on one connection (pipelining), and time (headers, whole request, idle socket).
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 
 /**
  * 20263: outside 9100-9999 (the Prometheus exporter port allocations, fully taken since 2023),
@@ -31,26 +32,88 @@ export interface MetricsServer {
   close(): Promise<void>;
 }
 
-export async function startMetricsServer(registry: Registry, address: ListenAddress, isReady: () => boolean): Promise<MetricsServer> {
-  const server = createServer((req, res) => {
-    const path = (req.url ?? '/').split('?')[0];
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      res.writeHead(405, { allow: 'GET, HEAD' }).end();
-    } else if (path === '/metrics') {
-      registry.metrics().then(
-        (text) => res.writeHead(200, { 'content-type': registry.contentType }).end(text),
-        (err: unknown) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`metrics failed: ${String(err)}\n`),
-      );
-    } else if (path === '/healthz') {
-      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
-    } else if (path === '/readyz') {
-      const ready = isReady();
-      res.writeHead(ready ? 200 : 503, { 'content-type': 'text/plain' }).end(ready ? 'ok\n' : 'waiting for the first scan\n');
-    } else {
-      res.writeHead(404, { 'content-type': 'text/plain' }).end('try /metrics, /healthz or /readyz\n');
+/** What /metrics serves: a cached exposition text (see AgentMetrics.render). */
+export interface MetricsSource {
+  contentType: string;
+  render(): Promise<string>;
+}
+
+export const SERVER_LIMITS = {
+  maxConnections: 64,
+  maxConnectionsPerAddress: 16,
+  /** Requests a client may have sent on one connection without reading the answers. */
+  maxInFlightPerConnection: 4,
+  headersTimeoutMs: 5_000,
+  requestTimeoutMs: 10_000,
+  /** No byte either way for this long (a client that stopped reading): the socket is closed. */
+  idleSocketMs: 15_000,
+  keepAliveMs: 15_000,
+};
+
+const inFlight = new WeakMap<Socket, number>();
+
+function answer(req: IncomingMessage, res: ServerResponse, source: MetricsSource, isReady: () => boolean): void {
+  const path = (req.url ?? '/').split('?')[0];
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    res.writeHead(405, { allow: 'GET, HEAD' }).end();
+  } else if (path === '/metrics') {
+    source.render().then(
+      (text) => res.writeHead(200, { 'content-type': source.contentType }).end(req.method === 'HEAD' ? undefined : text),
+      () => res.writeHead(500, { 'content-type': 'text/plain' }).end('metrics could not be rendered\n'),
+    );
+  } else if (path === '/healthz') {
+    res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
+  } else if (path === '/readyz') {
+    const ready = isReady();
+    res.writeHead(ready ? 200 : 503, { 'content-type': 'text/plain' }).end(ready ? 'ok\n' : 'waiting for the first scan\n');
+  } else {
+    res.writeHead(404, { 'content-type': 'text/plain' }).end('try /metrics, /healthz or /readyz\n');
+  }
+}
+
+/** A connection that asks again before reading its answers is dropped: pipelining is how one socket buffers without bound. */
+function admitRequest(req: IncomingMessage, res: ServerResponse): boolean {
+  const socket = req.socket;
+  const pending = (inFlight.get(socket) ?? 0) + 1;
+  if (pending > SERVER_LIMITS.maxInFlightPerConnection) {
+    socket.destroy();
+    return false;
+  }
+  inFlight.set(socket, pending);
+  res.once('close', () => inFlight.set(socket, (inFlight.get(socket) ?? 1) - 1));
+  return true;
+}
+
+function limitPerAddress(server: Server): void {
+  const perAddress = new Map<string, number>();
+  server.on('connection', (socket: Socket) => {
+    const address = socket.remoteAddress ?? '?';
+    const count = (perAddress.get(address) ?? 0) + 1;
+    if (count > SERVER_LIMITS.maxConnectionsPerAddress) {
+      socket.destroy();
+      return;
     }
+    perAddress.set(address, count);
+    socket.setTimeout(SERVER_LIMITS.idleSocketMs, () => socket.destroy());
+    socket.once('close', () => {
+      const left = (perAddress.get(address) ?? 1) - 1;
+      if (left > 0) perAddress.set(address, left);
+      else perAddress.delete(address);
+    });
   });
-  server.keepAliveTimeout = 65_000;
+}
+
+export async function startMetricsServer(source: MetricsSource, address: ListenAddress, isReady: () => boolean): Promise<MetricsServer> {
+  const server = createServer({
+    headersTimeout: SERVER_LIMITS.headersTimeoutMs,
+    requestTimeout: SERVER_LIMITS.requestTimeoutMs,
+    keepAliveTimeout: SERVER_LIMITS.keepAliveMs,
+    connectionsCheckingInterval: 1_000,
+  }, (req, res) => {
+    if (admitRequest(req, res)) answer(req, res, source, isReady);
+  });
+  server.maxConnections = SERVER_LIMITS.maxConnections;
+  limitPerAddress(server);
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) =>
       reject(new Error(`--metrics-addr ${address.host}:${address.port}: cannot listen (${err.code ?? err.message}); pick a free port`)));

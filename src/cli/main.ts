@@ -8,6 +8,7 @@ import { explainCommand, rulesCommand } from './commands/rules.ts';
 import { reportCommand } from './commands/report.ts';
 import { scanCommand } from './commands/scan.ts';
 import { EXIT_INPUT, EXIT_OK, type Command, type Io } from './io.ts';
+import { stripControls } from './terminal-safe.ts';
 
 const COMMANDS: Record<string, Command> = {
   scan: scanCommand,
@@ -59,10 +60,10 @@ export async function main(argv: string[], io: Io = { stdout: process.stdout, st
     return await command(args, io);
   } catch (error) {
     if (error instanceof InputError) {
-      io.stderr.write(`node-tuning-advisor ${name}: ${error.message}\n`);
+      io.stderr.write(`node-tuning-advisor ${name}: ${stripControls(error.message)}\n`);
       return EXIT_INPUT;
     }
-    io.stderr.write(`node-tuning-advisor ${name}: internal error: ${(error as Error)?.message ?? String(error)}\n`);
+    io.stderr.write(`node-tuning-advisor ${name}: internal error: ${stripControls((error as Error)?.message ?? String(error))}\n`);
     if (io.env.DEBUG) io.stderr.write(`${(error as Error)?.stack ?? ''}\n`);
     return 3;
   }

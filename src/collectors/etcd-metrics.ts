@@ -1,5 +1,6 @@
 // etcd's own latency histograms from its Prometheus text /metrics: p99 by linear interpolation
 // inside the bucket that holds the rank (what histogram_quantile does), with that bucket's bounds.
+import { fetchLocalText, type LocalFetch, type LocalFetchOptions } from '../host/local-http.ts';
 
 export interface HistogramBucket {
   le: number;
@@ -105,21 +106,13 @@ export function etcdLatencyFromMetrics(text: string): EtcdLatency {
   };
 }
 
-export type MetricsFetch = { ok: true; text: string; url: string } | { ok: false; reason: string; url: string };
+export type MetricsFetch = LocalFetch;
 
 /** GET <base>/metrics over plain HTTP; https needs etcd's client certificates, which we do not hold. */
-export async function fetchEtcdMetrics(baseUrl: string, timeoutMs = 3000): Promise<MetricsFetch> {
+export async function fetchEtcdMetrics(baseUrl: string, timeoutMs = 3000, options: Omit<LocalFetchOptions, 'timeoutMs'> = {}): Promise<MetricsFetch> {
   const url = `${baseUrl.replace(/\/+$/, '')}/metrics`;
   if (!url.startsWith('http://')) {
     return { ok: false, url, reason: `${url} is not plain HTTP; etcd's TLS client port needs its certificates (set --listen-metrics-urls=http://127.0.0.1:2381)` };
   }
-  try {
-    const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
-    if (!response.ok) return { ok: false, url, reason: `${url} answered HTTP ${response.status}` };
-    const text = await response.text();
-    return { ok: true, url, text: text.length > 8 * 1024 * 1024 ? text.slice(0, 8 * 1024 * 1024) : text };
-  } catch (error) {
-    const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).name;
-    return { ok: false, url, reason: `${url} is not reachable (${cause})` };
-  }
+  return fetchLocalText(url, { ...options, timeoutMs });
 }

@@ -3,7 +3,7 @@
 import type { Collector, CollectorContext } from './collector.ts';
 import type { FactSet } from '../facts/fact-set.ts';
 import { blockDeviceFor, majorMinorOfDevNode, realHostPath, type BlockDevice } from '../host/block-device.ts';
-import { mountFor, parseMountinfo, type MountEntry } from '../host/mountinfo.ts';
+import { mountFor, readMountTable, type MountEntry } from '../host/mountinfo.ts';
 import { discoverEtcd, type EtcdDiscovery } from './etcd-discovery.ts';
 import { etcdLatencyFromMetrics, fetchEtcdMetrics, type Quantile } from './etcd-metrics.ts';
 
@@ -38,12 +38,12 @@ async function mountOfDataDir(ctx: CollectorContext, found: EtcdDiscovery): Prom
   candidates.push({ table: '/proc/1/mountinfo', dir: resolved ?? found.dataDir });
   const problems: string[] = [];
   for (const { table, dir } of candidates) {
-    const read = await ctx.host.readText(table);
+    const read = await readMountTable(ctx.host, table);
     if (!read.ok) {
       problems.push(read.reason);
       continue;
     }
-    const mount = mountFor(parseMountinfo(read.text), dir);
+    const mount = mountFor(read.entries, dir);
     if (mount) return { mount, table: `${table} (${dir} on ${mount.mountPoint})` };
     problems.push(`${table} has no mount holding ${dir}`);
   }

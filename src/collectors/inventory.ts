@@ -1,7 +1,9 @@
 // Inventory from systeminformation, for people reading the facts: physical cores and memory size.
-// It shells out to host tools with fixed paths and misreads VMs and containers (README), so it runs
-// only on the real root and no rule may decide on these keys.
+// It shells out to host tools by name (lscpu, dmidecode) and misreads VMs and containers (README), so
+// it runs only on the real root, with PATH limited to the system directories, and no rule may decide
+// on these keys.
 import type { Collector } from './collector.ts';
+import { withSystemPath } from '../host/exec.ts';
 
 const SOURCE = 'systeminformation';
 
@@ -14,7 +16,7 @@ const inventoryCollector: Collector = {
       return;
     }
     const { default: si } = await import('systeminformation');
-    const [cpu, memory] = await Promise.all([si.cpu(), si.mem()]);
+    const [cpu, memory] = await withSystemPath(() => Promise.all([si.cpu(), si.mem()]));
     const brand = [cpu.manufacturer, cpu.brand].filter(Boolean).join(' ');
     if (brand) facts.set('inventory.cpuBrand', brand, SOURCE);
     else facts.unknown('inventory.cpuBrand', 'systeminformation returned no CPU brand', SOURCE);

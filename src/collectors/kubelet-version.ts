@@ -1,8 +1,10 @@
-// The kubelet's version, which decides its QPS defaults: the binary's --version on the real root,
+// The kubelet's version, which decides its QPS defaults: what the kubelet reports on its Node (agent),
 // else the installed package, else the control plane's image tags, else a lower bound from its flags.
+// Nothing is executed to find it: the path of a running "kubelet" is whatever its starter chose
+// (`exec -a /tmp/x/kubelet …`), and running it as root would run that user's program.
 import type { HostRoot } from '../host/host-root.ts';
-import { runHostCommand } from '../host/exec.ts';
 import type { FlagMap } from '../host/processes.ts';
+import type { WorkloadSnapshot } from '../workload/snapshot.ts';
 import { minorOf, type VersionHint } from './kubelet-config.ts';
 import type { KubeletCommand } from './kubelet-command.ts';
 
@@ -27,13 +29,11 @@ export function imageTagVersion(manifest: string, component: string): string | u
   return new RegExp(`image:\\s*["']?\\S*/${component}:(v1\\.\\d+\\.\\d+)`).exec(manifest)?.[1];
 }
 
-async function fromBinary(host: HostRoot, command: KubeletCommand): Promise<KubeletVersion | undefined> {
-  if (!host.isRealRoot) return undefined;
-  const binary = command.rancher && command.via !== 'process' ? command.rancher.distro : command.binary ?? 'kubelet';
-  const result = await runHostCommand(host, binary, ['--version']);
-  const version = result.ok ? /v1\.\d+\.\d+\S*/.exec(result.stdout)?.[0] : undefined;
-  if (!version) return undefined;
-  return { version, source: result.source, hint: { minor: minorOf(version) as number, why: `${binary} --version says ${version}` } };
+function fromNode(cluster: WorkloadSnapshot | undefined): KubeletVersion | undefined {
+  const reported = cluster?.kubeletVersion;
+  const minor = reported ? minorOf(reported) : undefined;
+  if (!reported || minor === undefined) return undefined;
+  return { version: reported.replace(/^v/, ''), source: 'api:Node.status.nodeInfo.kubeletVersion', hint: { minor, why: `the kubelet reports ${reported} on its Node` } };
 }
 
 async function fromFiles(host: HostRoot): Promise<KubeletVersion | undefined> {
@@ -55,8 +55,10 @@ async function fromFiles(host: HostRoot): Promise<KubeletVersion | undefined> {
   return undefined;
 }
 
-export async function detectKubeletVersion(host: HostRoot, command: KubeletCommand, flags: FlagMap): Promise<KubeletVersion> {
-  const found = (await fromBinary(host, command)) ?? (await fromFiles(host));
+export async function detectKubeletVersion(
+  host: HostRoot, command: KubeletCommand, flags: FlagMap, cluster?: WorkloadSnapshot,
+): Promise<KubeletVersion> {
+  const found = fromNode(cluster) ?? (await fromFiles(host));
   if (found) return found;
   if (flags.has('config-dir') || command.implicitConfigDir) {
     const why = command.implicitConfigDir
@@ -64,8 +66,7 @@ export async function detectKubeletVersion(host: HostRoot, command: KubeletComma
       : 'it is started with --config-dir, which only kubelets from 1.28 accept';
     return { source: 'inferred', hint: { atLeastMinor: 28, why } };
   }
-  const reason = host.isRealRoot
-    ? 'the kubelet binary did not answer --version and no kubelet package is installed'
-    : 'no kubelet package in /var/lib/dpkg/status and no kube-apiserver manifest with an image tag';
+  const node = cluster ? (cluster.unsynced.node ? `its Node is not read yet (${cluster.unsynced.node})` : 'its Node reports no kubeletVersion') : 'no Node to read (scan: only the agent reads its Node)';
+  const reason = `${node}, no kubelet package in /var/lib/dpkg/status and no kube-apiserver manifest with an image tag; the kubelet binary is never run to ask`;
   return { source: 'unknown', hint: { why: reason } };
 }

@@ -74,7 +74,7 @@ const kubeletCollector: Collector = {
     'kubelet.present', 'kubelet.commandSource', 'kubelet.configLayout', 'kubelet.configFile', 'kubelet.configDropIns',
     'kubelet.version', ...FIELD_FACTS, 'kubelet.suggestedQPS', 'kubelet.suggestedBurst', 'kubelet.qpsSetIn', 'kubelet.qpsFix',
   ],
-  async collect({ host, facts }) {
+  async collect({ host, facts, cluster }) {
     const command = await findKubeletCommand(host);
     if (!command) {
       facts.set('kubelet.present', false, '/proc, kubelet.service, /etc/rancher', 'no kubelet process, systemd unit, k3s or rke2 install found');
@@ -86,7 +86,7 @@ const kubeletCollector: Collector = {
     facts.set('kubelet.configLayout', layout, command.source);
     const flags = parseFlags(command.args, KUBELET_BOOLEAN_FLAGS);
 
-    const version = await detectKubeletVersion(host, command, flags);
+    const version = await detectKubeletVersion(host, command, flags, cluster);
     if (version.version) facts.set('kubelet.version', version.version, version.source, version.hint.why);
     else facts.unknown('kubelet.version', version.hint.why, version.source);
 

@@ -1,7 +1,7 @@
 // Scans a log file backwards from its end in fixed-size chunks, stopping at the start of the time
 // window or after a byte budget: time and memory stay bounded however large the file is.
 import type { HostRoot } from '../host/host-root.ts';
-import { lineTime, matchThrottle, THROTTLE_HINT, type ThrottleFormat } from './throttle-lines.ts';
+import { lineTime, matchThrottle, throttledRequest, THROTTLE_HINT, type ThrottledRequest, type ThrottleFormat } from './throttle-lines.ts';
 
 export interface ScanWindow {
   startMs: number;
@@ -17,18 +17,18 @@ export interface ScanLimits {
 export const DEFAULT_LIMITS: ScanLimits = { chunkBytes: 1024 * 1024, budgetBytes: 32 * 1024 * 1024 };
 const MAX_LINE_BYTES = 256 * 1024;
 
-export interface ThrottleHit {
+/** One throttled request as kept for output: its time, wait, verb and path; never the raw line. */
+export interface ThrottleHit extends ThrottledRequest {
   waitMs: number;
   format: ThrottleFormat;
   atMs: number | undefined;
-  line: string;
 }
 
 /** Running totals, so memory stays flat however many lines match. */
 export interface ThrottleTally {
   count: number;
   maxWaitMs: number;
-  /** The longest wait's line (a copy, so it does not pin the chunk it was cut from). */
+  /** The longest wait (its parts are copies, so they do not pin the chunk they were cut from). */
   worst?: ThrottleHit;
   formats: Set<ThrottleFormat>;
 }
@@ -42,8 +42,16 @@ export function addHit(tally: ThrottleTally, hit: ThrottleHit): void {
   tally.formats.add(hit.format);
   if (tally.worst === undefined || hit.waitMs > tally.maxWaitMs) {
     tally.maxWaitMs = hit.waitMs;
-    tally.worst = { ...hit, line: Buffer.from(hit.line.slice(0, 400)).toString() };
+    const copy = (text: string | null): string | null => (text === null ? null : Buffer.from(text).toString());
+    tally.worst = { ...hit, verb: copy(hit.verb), path: copy(hit.path) };
   }
+}
+
+/** "2026-11-30T13:59:00.120Z waited 2394 ms before GET /api/v1/namespaces/default/pods". */
+export function describeHit(hit: ThrottleHit): string {
+  const at = hit.atMs === undefined ? 'at an unknown time' : new Date(hit.atMs).toISOString();
+  const request = hit.verb || hit.path ? ` before ${[hit.verb ?? '?', hit.path ?? '?'].join(' ')}` : '';
+  return `${at} waited ${Math.round(hit.waitMs)} ms${request}`;
 }
 
 export function mergeTallies(into: ThrottleTally, from: ThrottleTally): void {
@@ -75,7 +83,7 @@ export function collectHits(text: string, window: ScanWindow, keep: (line: strin
     if (!match || !keep(line)) continue;
     const atMs = lineTime(line, window.referenceYear);
     if (atMs !== undefined && (atMs < window.startMs || atMs > window.endMs)) continue;
-    addHit(tally, { ...match, atMs, line });
+    addHit(tally, { ...match, atMs, ...throttledRequest(line) });
   }
 }
 

@@ -74,3 +74,40 @@ function dockerJsonTime(line: string): number | undefined {
   const ms = Date.parse(time.replace(/(\.\d{3})\d+/, '$1'));
   return Number.isNaN(ms) ? undefined : ms;
 }
+
+/** What a throttle line may contribute to the output: never the line itself (it may carry a token). */
+export interface ThrottledRequest {
+  verb: string | null;
+  /** The URL path only: no scheme, host, query string or fragment; token-like segments replaced. */
+  path: string | null;
+}
+
+const VERBS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS']);
+const MAX_PATH_CHARS = 160;
+export const REDACTED = '<redacted>';
+
+/** Path segments of Kubernetes URLs are DNS names (lowercase); anything else, or a long random-looking string, may be a secret. */
+function tokenLike(segment: string): boolean {
+  if (segment === '') return false;
+  if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(segment) || segment.length > 253) return true;
+  return segment.length >= 24 && /^[a-z0-9]+$/.test(segment) && /[0-9]/.test(segment) && /[a-z]/.test(segment);
+}
+
+function safePath(url: string): string | null {
+  let pathname: string;
+  try {
+    pathname = new URL(url).pathname;
+  } catch {
+    return null;
+  }
+  const path = pathname.split('/').map((segment) => (tokenLike(segment) ? REDACTED : segment)).join('/');
+  return path.length > MAX_PATH_CHARS ? `${path.slice(0, MAX_PATH_CHARS)}…` : path;
+}
+
+/** The verb and path a throttle line names ("request: GET:https://…" or verb="GET" URL="https://…"). */
+export function throttledRequest(line: string): ThrottledRequest {
+  const legacy = /request: ([A-Z]+):([^\s"\\]+)/.exec(line);
+  const structured = /\bverb=\\?"([A-Z]+)\\?"[^\n]*?\bURL=\\?"([^"\\\s]+)/.exec(line);
+  const [verb, url] = legacy ? [legacy[1], legacy[2]] : structured ? [structured[1], structured[2]] : [undefined, undefined];
+  return { verb: verb !== undefined && VERBS.has(verb) ? verb : null, path: url === undefined ? null : safePath(url) };
+}

@@ -2,21 +2,28 @@
 // "Waited before sending request" lines in the last hour of the static pods' logs (/var/log/pods, CRI
 // or Docker json-file format) and of the kubelet's journal (journalctl on the real root, log files
 // otherwise). Counts and the longest wait per component; every file is read backwards, bounded.
+// Any pod can print such a line, so only the control plane's static pods and the kubelet are judged
+// (they make the total); other pods are counted apart, as information. No log line is copied out:
+// the longest wait is described by its time, delay, verb and path (query and tokens removed).
 import type { Collector } from './collector.ts';
 import type { FactSet } from '../facts/fact-set.ts';
 import type { HostRoot } from '../host/host-root.ts';
 import { runHostCommand } from '../host/exec.ts';
-import { addHit, DEFAULT_LIMITS, mergeTallies, newestLineTime, newTally, scanLogBackwards, type FileScan, type ScanLimits, type ScanWindow, type ThrottleTally } from './log-scan.ts';
-import { lineTime, matchThrottle } from './throttle-lines.ts';
+import { addHit, DEFAULT_LIMITS, describeHit, mergeTallies, newestLineTime, newTally, scanLogBackwards, type FileScan, type ScanLimits, type ScanWindow, type ThrottleTally } from './log-scan.ts';
+import { lineTime, matchThrottle, throttledRequest } from './throttle-lines.ts';
 
 export const COMPONENTS = ['kubelet', 'scheduler', 'controllerManager', 'apiserver', 'otherPods'] as const;
 type Component = (typeof COMPONENTS)[number];
 
-const POD_COMPONENTS: [RegExp, Component][] = [
-  [/^kube-system_kube-scheduler-/, 'scheduler'],
-  [/^kube-system_kube-controller-manager-/, 'controllerManager'],
-  [/^kube-system_kube-apiserver-/, 'apiserver'],
-];
+/** Components whose lines are judged; otherPods is information only. */
+const JUDGED: readonly Component[] = ['kubelet', 'scheduler', 'controllerManager', 'apiserver'];
+// A static pod's log directory: kube-system_<name>_<uid>, the UID being the kubelet's hash of the
+// manifest (32 hex digits), which no pod created through the API has (those get UUIDs).
+const STATIC_POD_DIR = /^kube-system_(kube-scheduler|kube-controller-manager|kube-apiserver)-[^_]+_[0-9a-f]{32}$/;
+const STATIC_COMPONENTS: Record<string, Component> = {
+  'kube-scheduler': 'scheduler', 'kube-controller-manager': 'controllerManager', 'kube-apiserver': 'apiserver',
+};
+const OTHER_PODS_NOTE = 'information only, not judged: any pod can print a throttling line';
 const KUBELET_LOGS = ['/var/log/kubelet.log', '/var/log/k3s.log', '/var/log/rke2.log', '/var/log/syslog', '/var/log/messages'];
 const JOURNAL_UNITS = ['kubelet', 'k3s', 'k3s-agent', 'rke2-server', 'rke2-agent'];
 const MAX_POD_DIRS = 500;
@@ -37,7 +44,8 @@ interface Evidence {
 }
 
 function podComponent(podDir: string): Component {
-  return POD_COMPONENTS.find(([regex]) => regex.test(podDir))?.[1] ?? 'otherPods';
+  const name = STATIC_POD_DIR.exec(podDir)?.[1];
+  return name ? (STATIC_COMPONENTS[name] as Component) : 'otherPods';
 }
 
 async function podLogFiles(host: HostRoot): Promise<{ path: string; component: Component }[]> {
@@ -69,7 +77,7 @@ async function journalHits(host: HostRoot, window: ScanWindow): Promise<{ tally:
   const tally = newTally();
   for (const line of result.stdout.split('\n')) {
     const match = matchThrottle(line);
-    if (match) addHit(tally, { ...match, atMs: lineTime(line, new Date(window.endMs).getUTCFullYear()), line });
+    if (match) addHit(tally, { ...match, atMs: lineTime(line, new Date(window.endMs).getUTCFullYear()), ...throttledRequest(line) });
   }
   return { tally, source: result.source };
 }
@@ -105,7 +113,7 @@ function setComponentFacts(facts: FactSet, key: string, evidence: Evidence, wind
   const { tally } = evidence;
   const detail = [
     `last ${minutes} min up to ${new Date(window.endMs).toISOString()}`,
-    tally.worst ? `formats: ${[...tally.formats].join(', ')}; longest: ${tally.worst.line.trim()}` : 'no throttling lines',
+    tally.worst ? `formats: ${[...tally.formats].join(', ')}; longest: ${describeHit(tally.worst)}` : 'no throttling lines',
     ...evidence.partial,
   ].join('; ');
   facts.set(`throttling.${key}.count`, tally.count, source, detail);
@@ -152,13 +160,19 @@ export function createThrottlingCollector(options: ThrottlingOptions = {}): Coll
         for (const path of kubeletFiles) record('kubelet', await scanLogBackwards(host, path, window, limits, kubeletLine(path)));
       }
       setComponentFacts(facts, 'kubelet', kubelet, window, `no kubelet journal or log file (${KUBELET_LOGS.join(', ')})`);
-      for (const c of COMPONENTS.filter((c) => c !== 'kubelet')) setComponentFacts(facts, c, evidence.get(c) as Evidence, window, 'no such pod logs under /var/log/pods on this node');
-      const all = [...evidence.values()];
+      for (const c of COMPONENTS.filter((c) => c !== 'kubelet' && c !== 'otherPods')) setComponentFacts(facts, c, evidence.get(c) as Evidence, window, 'no such pod logs under /var/log/pods on this node');
+      const other = evidence.get('otherPods') as Evidence;
+      other.partial.unshift(OTHER_PODS_NOTE);
+      setComponentFacts(facts, 'otherPods', other, window, `no other pod logs under /var/log/pods on this node; ${OTHER_PODS_NOTE}`);
+      const all = JUDGED.map((c) => evidence.get(c) as Evidence);
       const totalTally = newTally();
       for (const e of all) mergeTallies(totalTally, e.tally);
       const total: Evidence = { tally: totalTally, sources: all.flatMap((e) => e.sources), scanned: all.some((e) => e.scanned), partial: all.flatMap((e) => e.partial) };
       if (total.scanned) setComponentFacts(facts, 'total', total, window, '');
-      else for (const suffix of ['count', 'maxWaitMs']) facts.unknown(`throttling.total.${suffix}`, `no logs to read: no /var/log/pods, no kubelet journal or log file (${KUBELET_LOGS.join(', ')})${total.partial.length ? `; ${total.partial.join('; ')}` : ''}`);
+      else {
+        const why = `no logs to read: no control-plane static pod logs under /var/log/pods, no kubelet journal or log file (${KUBELET_LOGS.join(', ')}); other pods' lines are not judged`;
+        for (const suffix of ['count', 'maxWaitMs']) facts.unknown(`throttling.total.${suffix}`, `${why}${total.partial.length ? `; ${total.partial.join('; ')}` : ''}`);
+      }
     },
   };
 }

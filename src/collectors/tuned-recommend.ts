@@ -71,10 +71,7 @@ function matches(pattern: string, subject: string, flags = 's'): boolean {
 async function optionMatches(inputs: RecommendInputs, key: string, pattern: string): Promise<boolean | 'unknown'> {
   const { host } = inputs;
   if (key === 'virt') return inputs.virt === undefined ? 'unknown' : matches(pattern, inputs.virt);
-  if (key === 'system') {
-    const cpe = await host.readText('/etc/system-release-cpe');
-    return matches(pattern, cpe.ok ? cpe.text : '');
-  }
+  if (key === 'system') return matches(pattern, await systemCpe(host));
   if (key.startsWith('/')) {
     const file = await host.readText(key);
     return file.ok && matches(pattern, file.text);
@@ -87,6 +84,24 @@ async function optionMatches(inputs: RecommendInputs, key: string, pattern: stri
   // syspurpose_role needs the subscription-manager Python module; without it tuned matches "".
   if (key === 'syspurpose_role') return matches(pattern, '', 'si');
   return false;
+}
+
+/**
+ * What TuneD matches `system=` against: /etc/system-release-cpe. Where that single file is not
+ * mounted (the DaemonSet), a Red Hat family os-release's CPE_NAME holds the same string; other
+ * distributions ship no such file, so for them TuneD matches "" whatever os-release says.
+ */
+async function systemCpe(host: HostRoot): Promise<string> {
+  const cpe = await host.readText('/etc/system-release-cpe');
+  if (cpe.ok) return cpe.text;
+  for (const file of ['/etc/os-release', '/usr/lib/os-release']) {
+    const osRelease = await host.readText(file, { maxBytes: 64 * 1024 });
+    if (!osRelease.ok) continue;
+    const field = (name: string): string => new RegExp(`^${name}=("?)([^"\n]*)\\1$`, 'm').exec(osRelease.text)?.[2] ?? '';
+    const redHatFamily = /\b(rhel|fedora|centos)\b/.test(`${field('ID')} ${field('ID_LIKE')}`);
+    return redHatFamily ? field('CPE_NAME') : '';
+  }
+  return '';
 }
 
 async function anyProcessMatches(host: HostRoot, pattern: string): Promise<boolean> {

@@ -6,7 +6,7 @@ import path from 'node:path';
 import type { Collector } from './collector.ts';
 import type { FactSet } from '../facts/fact-set.ts';
 import type { HostRoot } from '../host/host-root.ts';
-import { parseMountinfo, type MountEntry } from '../host/mountinfo.ts';
+import { readMountTable, type MountEntry } from '../host/mountinfo.ts';
 import { findProcesses, listProcesses, parseFlags } from '../host/processes.ts';
 import { findKubeletCommand } from './kubelet-command.ts';
 import { KUBELET_BOOLEAN_FLAGS } from './kubelet-config.ts';
@@ -65,14 +65,14 @@ const volumesHost: Collector = {
       facts.set('volumes.attachDaemons', [...new Set(running)].sort(), '/proc');
     } else facts.unknown('volumes.attachDaemons', 'the host /proc is not visible (a DaemonSet needs hostPID)', '/proc');
 
-    const table = await host.readText(MOUNT_TABLE, { maxBytes: 8 * 1024 * 1024 });
+    const table = await readMountTable(host, MOUNT_TABLE);
     if (!table.ok) {
       for (const key of ['volumes.kubeletMounts', 'volumes.mountedCsiDrivers']) facts.unknown(key, table.reason, MOUNT_TABLE);
       return;
     }
     const counts: Record<MountKind, number> = { csi: 0, nfs: 0, iscsi: 0, fc: 0, rbd: 0 };
     const drivers = new Set<string>();
-    for (const entry of parseMountinfo(table.text)) {
+    for (const entry of table.entries) {
       const kind = mountKind(entry, root.dir);
       if (kind) counts[kind] += 1;
       const driver = globalMountDriver(entry, root.dir);

@@ -1,25 +1,19 @@
 // Every read of the host goes through HostRoot. It maps host paths ("/proc/cpuinfo") into a root
-// directory (`--host-root`), resolves symlinks so that they never leave that root (an absolute link
-// inside a fake tree or a hostPath mount means "relative to the host's /"), caps read sizes, and turns
-// the usual filesystem errors into values.
-import { constants as fsConstants } from 'node:fs';
-import { lstat, open, readdir, readlink, stat } from 'node:fs/promises';
+// directory (`--host-root`) and resolves them the way the kernel would inside a chroot there: one
+// component at a time, symlinks expanded (an absolute target means "from the host's /"), ".." of the
+// root staying at the root, a missing component failing the whole path. What is opened is checked
+// again through the descriptor (/proc/self/fd), so a symlink swapped in meanwhile cannot lead out.
+// Only regular files and directories are opened; reads are capped; errors come back as values.
+import { constants as fsConstants, type Stats } from 'node:fs';
+import { lstat, open, readdir, readlink, realpath, stat, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
+import { errorCode, escaped, failure, notRegular, type ReadFailure } from './read-failure.ts';
+
+export { errorCode, type ReadFailure, type ReadFailureCode } from './read-failure.ts';
 
 export const DEFAULT_MAX_BYTES = 1024 * 1024;
 const MAX_SYMLINK_HOPS = 40;
-
-export type ReadFailureCode = 'ENOENT' | 'EACCES' | 'EISDIR' | 'ENOTDIR' | 'ELOOP' | 'EINVAL' | 'EIO' | 'OTHER';
-
-export interface ReadFailure {
-  ok: false;
-  /** The host path that was asked for, e.g. "/proc/config.gz". */
-  path: string;
-  code: ReadFailureCode;
-  /** One sentence for a human: what failed and why. */
-  reason: string;
-}
 
 export interface TextRead {
   ok: true;
@@ -52,8 +46,11 @@ export interface ReadOptions {
   maxBytes?: number;
 }
 
+type Opened = { ok: true; handle: FileHandle; info: Stats } | ReadFailure;
+
 export class HostRoot {
   readonly root: string;
+  private realRoot: Promise<string> | undefined;
 
   constructor(root: string) {
     this.root = path.resolve(root);
@@ -64,41 +61,38 @@ export class HostRoot {
     return this.root === '/';
   }
 
-  /** Where a host path lives on the filesystem we can open, following symlinks inside the root. */
+  /** Where a host path lives on the filesystem we can open; every symlink on the way resolved inside the root. */
   async resolve(hostPath: string): Promise<{ ok: true; localPath: string } | ReadFailure> {
-    const normalized = normalizeHostPath(hostPath);
-    if (this.isRealRoot) return { ok: true, localPath: normalized };
+    if (this.isRealRoot) return { ok: true, localPath: normalizeHostPath(hostPath) };
     let hops = 0;
     let resolved: string[] = [];
-    const pending = splitPath(normalized);
+    const pending = components(hostPath);
     while (pending.length > 0) {
       const part = pending.shift() as string;
+      if (part === '.') continue;
       if (part === '..') {
         resolved.pop();
         continue;
       }
       const candidate = [...resolved, part];
       const local = path.join(this.root, ...candidate);
-      let isLink = false;
+      let info: Stats;
+      let target = '';
       try {
-        isLink = (await lstat(local)).isSymbolicLink();
+        info = await lstat(local);
+        if (info.isSymbolicLink()) target = await readlink(local);
       } catch (error) {
-        // A missing component: the later open reports ENOENT with the full path.
-        if (errorCode(error) === 'ENOENT' || errorCode(error) === 'ENOTDIR') {
-          return { ok: true, localPath: path.join(this.root, ...candidate, ...pending) };
-        }
         return failure(hostPath, error);
       }
-      if (!isLink) {
-        resolved = candidate;
+      if (info.isSymbolicLink()) {
+        if (++hops > MAX_SYMLINK_HOPS) return failure(hostPath, { code: 'ELOOP' });
+        if (target === '') return failure(hostPath, { code: 'ENOENT' });
+        if (path.isAbsolute(target)) resolved = [];
+        pending.unshift(...components(target));
         continue;
       }
-      if (++hops > MAX_SYMLINK_HOPS) {
-        return { ok: false, path: hostPath, code: 'ELOOP', reason: `${hostPath}: too many levels of symbolic links` };
-      }
-      const target = await readlink(local);
-      if (path.isAbsolute(target)) resolved = [];
-      pending.unshift(...splitPath(target));
+      if (pending.length > 0 && !info.isDirectory()) return failure(hostPath, { code: 'ENOTDIR' });
+      resolved = candidate;
     }
     return { ok: true, localPath: path.join(this.root, ...resolved) };
   }
@@ -135,13 +129,10 @@ export class HostRoot {
    * bounded chunks. `start` is the offset of the first byte returned; `size` the file's size.
    */
   async readTail(hostPath: string, options: { maxBytes: number; end?: number }): Promise<TailResult> {
-    const where = await this.resolve(hostPath);
-    if (!where.ok) return where;
-    let handle;
+    const opened = await this.openFile(hostPath);
+    if (!opened.ok) return opened;
+    const { handle, info } = opened;
     try {
-      handle = await open(where.localPath, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
-      const info = await handle.stat();
-      if (info.isDirectory()) return { ok: false, path: hostPath, code: 'EISDIR', reason: `${hostPath} is a directory, not a file` };
       const end = Math.min(options.end ?? info.size, info.size);
       const start = Math.max(0, end - Math.max(0, options.maxBytes));
       const data = Buffer.alloc(end - start);
@@ -155,7 +146,7 @@ export class HostRoot {
     } catch (error) {
       return failure(hostPath, error);
     } finally {
-      await handle?.close();
+      await handle.close();
     }
   }
 
@@ -173,13 +164,16 @@ export class HostRoot {
   }
 
   async listDir(hostPath: string): Promise<DirResult> {
-    const where = await this.resolve(hostPath);
-    if (!where.ok) return where;
+    const opened = await this.open(hostPath, fsConstants.O_DIRECTORY);
+    if (!opened.ok) return opened;
     try {
-      const entries = await readdir(where.localPath);
+      // Listed through the descriptor: the directory that was checked, whatever its path names now.
+      const entries = await readdir(`/proc/self/fd/${opened.handle.fd}`);
       return { ok: true, path: hostPath, entries: entries.sort(naturalCompare) };
     } catch (error) {
       return failure(hostPath, error);
+    } finally {
+      await opened.handle.close();
     }
   }
 
@@ -211,19 +205,63 @@ export class HostRoot {
     }
   }
 
+  private async openFile(hostPath: string): Promise<Opened> {
+    const opened = await this.open(hostPath, 0);
+    if (opened.ok && opened.info.isDirectory()) {
+      await opened.handle.close();
+      return failure(hostPath, { code: 'EISDIR' });
+    }
+    return opened;
+  }
+
+  /**
+   * Opens a regular file or a directory read-only. A FIFO, socket or device is refused before it is
+   * opened; the descriptor must be the very file that was checked, and (below a --host-root) its
+   * path as the kernel tells it must lie inside the root.
+   */
+  private async open(hostPath: string, flags: number): Promise<Opened> {
+    const where = await this.resolve(hostPath);
+    if (!where.ok) return where;
+    let before: Stats;
+    let handle: FileHandle;
+    try {
+      before = await stat(where.localPath);
+      if (!before.isFile() && !before.isDirectory()) return notRegular(hostPath, before);
+      const noFollow = this.isRealRoot ? 0 : fsConstants.O_NOFOLLOW;
+      handle = await open(where.localPath, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK | noFollow | flags);
+    } catch (error) {
+      return failure(hostPath, error);
+    }
+    try {
+      const info = await handle.stat();
+      if (info.dev !== before.dev || info.ino !== before.ino || !(await this.insideRoot(handle))) {
+        await handle.close();
+        return escaped(hostPath);
+      }
+      return { ok: true, handle, info };
+    } catch (error) {
+      await handle.close();
+      return failure(hostPath, error);
+    }
+  }
+
+  private async insideRoot(handle: FileHandle): Promise<boolean> {
+    if (this.isRealRoot) return true;
+    this.realRoot ??= realpath(this.root);
+    const root = await this.realRoot;
+    const actual = await readlink(`/proc/self/fd/${handle.fd}`);
+    return actual === root || actual.startsWith(`${root}/`);
+  }
+
   private async readBytes(
     hostPath: string,
     options: ReadOptions,
   ): Promise<{ ok: true; data: Buffer; truncated: boolean } | ReadFailure> {
     const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
-    const where = await this.resolve(hostPath);
-    if (!where.ok) return where;
-    let handle;
+    const opened = await this.openFile(hostPath);
+    if (!opened.ok) return opened;
+    const { handle } = opened;
     try {
-      handle = await open(where.localPath, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
-      if ((await handle.stat()).isDirectory()) {
-        return { ok: false, path: hostPath, code: 'EISDIR', reason: `${hostPath} is a directory, not a file` };
-      }
       // procfs and sysfs report size 0 or 4096 whatever they hold, so read until EOF or the cap.
       const chunks: Buffer[] = [];
       let total = 0;
@@ -240,7 +278,7 @@ export class HostRoot {
     } catch (error) {
       return failure(hostPath, error);
     } finally {
-      await handle?.close();
+      await handle.close();
     }
   }
 }
@@ -249,34 +287,11 @@ function normalizeHostPath(hostPath: string): string {
   return path.posix.normalize('/' + hostPath.replace(/^\/+/, ''));
 }
 
-function splitPath(p: string): string[] {
-  return p.split('/').filter((part) => part !== '' && part !== '.');
-}
-
-export function errorCode(error: unknown): string | undefined {
-  return typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;
-}
-
-function failure(hostPath: string, error: unknown): ReadFailure {
-  const code = errorCode(error);
-  switch (code) {
-    case 'ENOENT':
-      return { ok: false, path: hostPath, code, reason: `${hostPath} does not exist` };
-    case 'EACCES':
-    case 'EPERM':
-      return { ok: false, path: hostPath, code: 'EACCES', reason: `${hostPath} is not readable (permission denied)` };
-    case 'EISDIR':
-      return { ok: false, path: hostPath, code, reason: `${hostPath} is a directory, not a file` };
-    case 'ENOTDIR':
-      return { ok: false, path: hostPath, code, reason: `${hostPath}: a parent of it is not a directory` };
-    case 'ELOOP':
-      return { ok: false, path: hostPath, code, reason: `${hostPath}: too many levels of symbolic links` };
-    case 'EINVAL':
-    case 'EIO':
-      return { ok: false, path: hostPath, code, reason: `${hostPath} cannot be read (${code})` };
-    default:
-      return { ok: false, path: hostPath, code: 'OTHER', reason: `${hostPath} cannot be read: ${(error as Error)?.message ?? String(error)}` };
-  }
+/** A path's components as the kernel walks them; a trailing "/" requires a directory (kept as "."). */
+function components(p: string): string[] {
+  const parts = p.split('/').filter((part) => part !== '');
+  if (p.endsWith('/') && parts.length > 0) parts.push('.');
+  return parts;
 }
 
 /** "policy10" after "policy9", "cpu2" before "cpu10". */

@@ -1,5 +1,24 @@
 // The mount table as the kernel prints it in /proc/<pid>/mountinfo, and the mount that holds a path.
 // Format (proc(5)): "36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw,errors=continue".
+import type { HostRoot } from './host-root.ts';
+
+/** Nodes with thousands of pods have mount tables of several MiB (~150 bytes a mount). */
+export const MAX_MOUNTINFO_BYTES = 16 * 1024 * 1024;
+
+export type MountTable = { ok: true; entries: MountEntry[] } | { ok: false; reason: string };
+
+/**
+ * A whole mount table, or why not. A table longer than the cap is not parsed in part: the mounts
+ * cut off could be the very one holding a path, which would then be attributed to a parent (often /).
+ */
+export async function readMountTable(host: HostRoot, path: string): Promise<MountTable> {
+  const read = await host.readText(path, { maxBytes: MAX_MOUNTINFO_BYTES });
+  if (!read.ok) return { ok: false, reason: read.reason };
+  if (read.truncated) {
+    return { ok: false, reason: `${path} is longer than ${MAX_MOUNTINFO_BYTES / 1024 / 1024} MiB; a mount table read in part could name the wrong mount, so none is named` };
+  }
+  return { ok: true, entries: parseMountinfo(read.text) };
+}
 
 export interface MountEntry {
   mountId: number;

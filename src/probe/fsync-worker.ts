@@ -1,12 +1,13 @@
 // The timed part of the fsync probe, on its own thread so that a slow disk never stalls the agent's
 // event loop: sequential writes of one block, fdatasync after each, only the fdatasync timed (what
 // fio's "sync percentiles" and etcd's wal_fsync histogram measure).
-import { closeSync, fdatasyncSync, openSync, writeSync, constants } from 'node:fs';
+import { fdatasyncSync, writeSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { parentPort, workerData } from 'node:worker_threads';
 
 export interface WorkerJob {
-  file: string;
+  /** The probe file, opened by the main thread (threads share descriptors); never reopened by path. */
+  fd: number;
   sizeBytes: number;
   blockSize: number;
   /** No fallocate: write the whole file with zeros and sync once before timing. */
@@ -29,13 +30,10 @@ function fillWithZeros(fd: number, sizeBytes: number): void {
 }
 
 function run(job: WorkerJob, post: (message: WorkerMessage) => void): void {
-  let phase = 'open';
-  let fd: number | undefined;
+  let phase = 'preallocate';
+  // Buffered I/O, no O_DIRECT or O_DSYNC: the way etcd opens its WAL and fio's sync engine writes.
+  const { fd } = job;
   try {
-    // Buffered I/O, no O_DIRECT or O_DSYNC: the way etcd opens its WAL and fio's sync engine writes.
-    // No O_CREAT: the main thread created the file, and a SIGTERM cleanup that already removed it
-    // must not see it come back from a late open here.
-    fd = openSync(job.file, constants.O_WRONLY);
     if (job.fillWithZeros) {
       phase = 'preallocate';
       fillWithZeros(fd, job.sizeBytes);
@@ -58,8 +56,6 @@ function run(job: WorkerJob, post: (message: WorkerMessage) => void): void {
   } catch (error) {
     const code = (error as { code?: string }).code ?? 'EUNKNOWN';
     post({ type: 'error', code, message: (error as Error).message, phase });
-  } finally {
-    if (fd !== undefined) closeSync(fd);
   }
 }
 

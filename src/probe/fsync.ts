@@ -2,11 +2,16 @@
 // --size=22m --bs=2300), in-process. The file is preallocated first as fio and etcd's WAL do
 // (fallocate(1), mode 0; without it: zeros + one fdatasync), the timed loop runs on a worker thread,
 // and the file is removed on success, error and SIGTERM; files of a killed run are removed at start.
+// It runs as root in directories other programs use, so nothing is done by path twice: the directory
+// is opened and checked once (owner, mode) and named through its descriptor from then on; the file is
+// created new (O_CREAT|O_EXCL|O_NOFOLLOW) and preallocated, written and synced through one descriptor.
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { unlinkSync } from 'node:fs';
-import { open, readdir, stat, statfs, unlink } from 'node:fs/promises';
+import { constants as fsConstants, unlinkSync } from 'node:fs';
+import { lstat, open, readdir, statfs, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { trustedCommand } from '../host/exec.ts';
 import type { WorkerJob, WorkerMessage } from './fsync-worker.ts';
 import { latencySummary, type LatencySummary } from './percentiles.ts';
 
@@ -62,6 +67,7 @@ const FIXES: Record<string, string> = {
   EPERM: 'run as a user that may write there (root in the DaemonSet)',
   ENOENT: 'pass an existing directory with --dir',
   ENOTDIR: 'pass a directory, not a file, with --dir',
+  EUNSAFE: 'probe a directory only root can change, e.g. `mkdir -m 0700 <etcd data dir>/node-tuning-advisor-probe` (the agent prefers that subdirectory)',
 };
 
 export function failureFor(dir: string, code: string, what: string, staleFilesRemoved = 0): FsyncProbeFailure {
@@ -93,7 +99,7 @@ export async function removeStaleProbeFiles(dir: string, now = Date.now()): Prom
     if (!match) continue;
     const file = path.join(dir, name);
     const pid = Number(match[1]);
-    const old = await stat(file).then((s) => now - s.mtimeMs > STALE_AFTER_MS, () => false);
+    const old = await lstat(file).then((s) => now - s.mtimeMs > STALE_AFTER_MS, () => false);
     if (pid !== process.pid && (!pidAlive(pid) || old)) {
       await unlink(file).then(() => removed++, () => undefined);
     }
@@ -111,28 +117,29 @@ export function insideEtcdMember(dir: string): boolean {
   return path.resolve(dir).split(path.sep).includes('member');
 }
 
-/** Creates the file (empty) when fallocate did not: the worker only opens an existing file. */
-async function createEmpty(file: string): Promise<{ method: 'zeros' } | { code: string; message: string }> {
-  try {
-    await (await open(file, 'a', 0o600)).close();
-    return { method: 'zeros' };
-  } catch (error) {
-    const code = (error as { code?: string }).code ?? 'EUNKNOWN';
-    return { code, message: `creating ${file} failed (${code})` };
-  }
+/** Runs a command with `stdin` as its standard input; its exit status and (bounded) stderr. */
+function run(file: string, args: string[], stdin: number, timeoutMs: number): Promise<{ status: number | null; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(file, args, { stdio: [stdin, 'ignore', 'pipe'], timeout: timeoutMs, env: { LC_ALL: 'C' } });
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => { if (stderr.length < 4096) stderr += chunk.toString('utf8'); });
+    child.on('error', (error) => resolve({ status: null, stderr: error.message }));
+    child.on('close', (status) => resolve({ status, stderr }));
+  });
 }
 
-async function preallocate(file: string, sizeBytes: number, useFallocate: boolean): Promise<{ method: 'fallocate' | 'zeros' } | { code: string; message: string }> {
-  if (!useFallocate) return createEmpty(file);
-  const { execa } = await import('execa');
-  const result = await execa('fallocate', ['-l', String(sizeBytes), file], { reject: false, timeout: 30_000, stdin: 'ignore', env: { LC_ALL: 'C' } });
-  if (result.exitCode === 0) return { method: 'fallocate' };
-  const stderr = String(result.stderr);
+/** Preallocates through the open descriptor: fallocate(1) from a system directory gets it as its stdin. */
+async function preallocate(handle: FileHandle, sizeBytes: number, useFallocate: boolean): Promise<{ method: 'fallocate' | 'zeros' } | { code: string; message: string }> {
+  const fallocate = useFallocate ? await trustedCommand('fallocate') : undefined;
+  if (!fallocate?.ok) return { method: 'zeros' };
+  const result = await run(fallocate.path, ['-l', String(sizeBytes), '/dev/stdin'], handle.fd, 30_000);
+  if (result.status === 0) return { method: 'fallocate' };
+  const { stderr } = result;
   if (/No space left/i.test(stderr)) return { code: 'ENOSPC', message: `fallocate ${sizeBytes} bytes failed: ${stderr.trim()}` };
   if (/Read-only file system/i.test(stderr)) return { code: 'EROFS', message: stderr.trim() };
   if (/Permission denied/i.test(stderr)) return { code: 'EACCES', message: stderr.trim() };
-  // Not installed, or a filesystem without fallocate support: fall back to writing zeros.
-  return createEmpty(file);
+  // A filesystem without fallocate support: fall back to writing zeros.
+  return { method: 'zeros' };
 }
 
 function runWorker(job: WorkerJob, onProgress?: (done: number, total: number) => void): { worker: Worker; done: Promise<WorkerMessage> } {
@@ -170,14 +177,47 @@ function cleanupOnSignals(file: string, worker: () => Worker | undefined): () =>
   return detach;
 }
 
-async function checkDir(dir: string): Promise<{ device: string } | FsyncProbeFailure> {
+interface ProbeDir {
+  handle: FileHandle;
+  /** The directory through its descriptor: what was checked, whatever its path names meanwhile. */
+  at: string;
+  device: string;
+}
+
+/** Why another user could swap files in this directory under the probe, or undefined. */
+function unsafeDir(dir: string, uid: number, gid: number, mode: number): string | undefined {
+  const self = process.geteuid?.() ?? 0;
+  const sticky = (mode & 0o1000) !== 0;
+  if (uid !== 0 && uid !== self) return `${dir} is owned by uid ${uid}: its owner could swap the probe file for a link to any file`;
+  if ((mode & 0o002) !== 0 && !sticky) return `${dir} is writable by everyone and has no sticky bit`;
+  if ((mode & 0o020) !== 0 && gid !== 0 && !sticky) return `${dir} is writable by group ${gid} and has no sticky bit`;
+  return undefined;
+}
+
+async function openProbeDir(dir: string): Promise<ProbeDir | FsyncProbeFailure> {
+  let handle: FileHandle;
   try {
-    const info = await stat(dir, { bigint: true });
-    if (!info.isDirectory()) return failureFor(dir, 'ENOTDIR', `${dir} is not a directory`);
-    return { device: majorMinor(info.dev) };
+    handle = await open(dir, fsConstants.O_RDONLY | fsConstants.O_DIRECTORY);
   } catch (error) {
     const code = (error as { code?: string }).code ?? 'EUNKNOWN';
-    return failureFor(dir, code, `${dir} cannot be used (${code})`);
+    return failureFor(dir, code, code === 'ENOTDIR' ? `${dir} is not a directory` : `${dir} cannot be used (${code})`);
+  }
+  const info = await handle.stat({ bigint: true });
+  const problem = unsafeDir(dir, Number(info.uid), Number(info.gid), Number(info.mode));
+  if (problem) {
+    await handle.close();
+    return failureFor(dir, 'EUNSAFE', `${problem}; not probed`);
+  }
+  return { handle, at: `/proc/self/fd/${handle.fd}`, device: majorMinor(info.dev) };
+}
+
+/** A new file only this run can have made: never an existing name, never through a link. */
+async function createProbeFile(file: string): Promise<FileHandle | { code: string; message: string }> {
+  try {
+    return await open(file, fsConstants.O_RDWR | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW, 0o600);
+  } catch (error) {
+    const code = (error as { code?: string }).code ?? 'EUNKNOWN';
+    return { code, message: `creating ${path.basename(file)} failed (${code})` };
   }
 }
 
@@ -192,31 +232,47 @@ export async function runFsyncProbe(options: FsyncProbeOptions): Promise<FsyncPr
   if (insideEtcdMember(dir)) {
     return failureFor(dir, 'EINVAL', `${dir} is inside etcd's member/ directory; probe its parent (the data dir) or another directory on the same disk`);
   }
-  const checked = await checkDir(dir);
-  if ('ok' in checked) return checked;
-  const stale = await removeStaleProbeFiles(dir);
-  const free = await (options.freeBytes ?? defaultFreeBytes)(dir).catch(() => Infinity);
+  const probeDir = await openProbeDir(dir);
+  if ('ok' in probeDir) return probeDir;
+  try {
+    return await probeIn(dir, probeDir, { ...options, sizeBytes, blockSize }, started);
+  } finally {
+    await probeDir.handle.close();
+  }
+}
+
+async function probeIn(
+  dir: string, probeDir: ProbeDir, options: FsyncProbeOptions & { sizeBytes: number; blockSize: number }, started: number,
+): Promise<FsyncProbeResult> {
+  const { sizeBytes, blockSize } = options;
+  const stale = await removeStaleProbeFiles(probeDir.at);
+  const free = await (options.freeBytes ?? defaultFreeBytes)(probeDir.at).catch(() => Infinity);
   if (free < sizeBytes + FREE_SPACE_MARGIN) {
     const mib = (n: number): string => (n / 1024 / 1024).toFixed(1);
     return failureFor(dir, 'ENOSPC', `${dir} has ${mib(free)} MiB free, the probe needs ${mib(sizeBytes + FREE_SPACE_MARGIN)} MiB`, stale);
   }
-  const file = path.join(dir, `${PROBE_FILE_PREFIX}${process.pid}-${randomBytes(4).toString('hex')}.tmp`);
+  const file = path.join(probeDir.at, `${PROBE_FILE_PREFIX}${process.pid}-${randomBytes(4).toString('hex')}.tmp`);
   let worker: Worker | undefined;
+  // Before the file exists: a SIGTERM as soon as it appears must find the handler in place.
   const detach = cleanupOnSignals(file, () => worker);
+  const created = await createProbeFile(file);
+  if (!('fd' in created)) {
+    detach();
+    return failureFor(dir, created.code, created.message, stale);
+  }
   try {
-    const prepared = await preallocate(file, sizeBytes, options.useFallocate ?? true);
+    const prepared = await preallocate(created, sizeBytes, options.useFallocate ?? true);
     if ('code' in prepared) return failureFor(dir, prepared.code, prepared.message, stale);
-    const job: WorkerJob = { file, sizeBytes, blockSize, fillWithZeros: prepared.method === 'zeros' };
+    const job: WorkerJob = { fd: created.fd, sizeBytes, blockSize, fillWithZeros: prepared.method === 'zeros' };
     const run = runWorker(job, options.onProgress);
     worker = run.worker;
     const outcome = await run.done;
     await worker.terminate();
     if (outcome.type !== 'done') {
       const code = outcome.type === 'error' ? outcome.code : 'EUNKNOWN';
-      const message = outcome.type === 'error' ? `${outcome.phase} of ${file} failed: ${outcome.message}` : 'unexpected message';
+      const message = outcome.type === 'error' ? `${outcome.phase} of ${path.basename(file)} in ${dir} failed: ${outcome.message}` : 'unexpected message';
       return failureFor(dir, code, message, stale);
     }
-    await unlink(file).catch(() => undefined);
     return {
       ok: true,
       ...latencySummary(outcome.durationsMs),
@@ -224,14 +280,15 @@ export async function runFsyncProbe(options: FsyncProbeOptions): Promise<FsyncPr
       bytesWritten: outcome.bytesWritten,
       blockSize,
       dir,
-      device: checked.device,
-      sameDeviceAsEtcd: options.expectedDevice === undefined ? null : options.expectedDevice === checked.device,
+      device: probeDir.device,
+      sameDeviceAsEtcd: options.expectedDevice === undefined ? null : options.expectedDevice === probeDir.device,
       preallocation: prepared.method,
       staleFilesRemoved: stale,
     };
   } finally {
     detach();
     await unlink(file).catch(() => undefined);
+    await created.close();
   }
 }
 

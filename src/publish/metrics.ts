@@ -19,10 +19,18 @@ const INFO_FACTS: Record<string, { name: string; label: string; help: string }> 
   'tuned.activeProfiles': { name: 'tuned_profile_info', label: 'profile', help: 'Active tuned profile(s) (value 1).' },
 };
 const MAX_INFO_VALUES = 8;
+const MAX_RENDER_AGE_MS = 15_000;
 const MAX_LABEL_CHARS = 64;
 
 export interface AgentMetrics {
   registry: Registry;
+  contentType: string;
+  /**
+   * The exposition text: rendered again only after something changed (a report, a counter) or when
+   * older than MAX_RENDER_AGE_MS (process gauges), and one rendering at a time, whatever the number
+   * of scrapes: a flood of requests costs no more than one.
+   */
+  render(): Promise<string>;
   /** Store the report the gauges read at scrape time. */
   setReport(report: Report, durationSeconds: number, finishedAtMs: number): void;
   scanFailed(): void;
@@ -154,10 +162,26 @@ export function createAgentMetrics(version: string): AgentMetrics {
     labelNames: ['phase'], buckets: POD_PHASE_BUCKETS, registers: [registry],
   });
   let joined = false;
+  let changed = true;
+  let cache: { text: string; at: number } | undefined;
+  let rendering: Promise<string> | undefined;
+  const touch = (): void => { changed = true; };
 
   return {
     registry,
+    contentType: registry.contentType,
+    render() {
+      if (cache && !changed && performance.now() - cache.at < MAX_RENDER_AGE_MS) return Promise.resolve(cache.text);
+      if (!rendering) {
+        changed = false;
+        rendering = registry.metrics()
+          .then((text) => { cache = { text, at: performance.now() }; return text; })
+          .finally(() => { rendering = undefined; });
+      }
+      return rendering;
+    },
     setReport(next, durationSeconds, finishedAtMs) {
+      touch();
       report = next;
       if (!joined) {
         joined = true;
@@ -167,9 +191,9 @@ export function createAgentMetrics(version: string): AgentMetrics {
       duration.set(durationSeconds);
       lastSuccess.set(finishedAtMs / 1000);
     },
-    scanFailed: () => scanErrors.inc(),
-    countApiRequest: (verb, code) => apiRequests.inc({ verb, code }),
-    observePodPhase: (phase, seconds) => podPhases.observe({ phase }, seconds),
+    scanFailed: () => { touch(); scanErrors.inc(); },
+    countApiRequest: (verb, code) => { touch(); apiRequests.inc({ verb, code }); },
+    observePodPhase: (phase, seconds) => { touch(); podPhases.observe({ phase }, seconds); },
   };
 }
 

@@ -1,14 +1,18 @@
 // Loads rule files: YAML parse errors and schema errors both come back as file:line:col with the key,
 // never as exceptions. The bundled rules/ directory is always loaded first unless the caller opts out.
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { constants as fsConstants } from 'node:fs';
+import { open, readdir, stat, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Ajv, type ErrorObject } from 'ajv';
 import { isMap, isNode, isPair, isScalar, LineCounter, parseAllDocuments, type Document } from 'yaml';
 import { errorCode } from '../host/host-root.ts';
+import { fileTypeOf } from '../host/read-failure.ts';
 import { conditionSchema, ruleFileSchema, type RuleDefinition, type RuleOverride } from './schema.ts';
 import { crossFileErrors, ruleErrors } from './validate.ts';
 
+export const MAX_RULE_FILE_BYTES = 1024 * 1024;
+export const MAX_RULE_FILES = 256;
 export const BUNDLED_RULES_DIR = fileURLToPath(new URL('../../rules/', import.meta.url));
 
 export interface RuleFileError {
@@ -59,8 +63,12 @@ export async function loadRules(locations: string[]): Promise<RuleLoadResult> {
 async function ruleFilesAt(location: string, errors: RuleFileError[]): Promise<string[]> {
   try {
     if (!(await stat(location)).isDirectory()) return [location];
-    const entries = await readdir(location);
-    return entries.filter((name) => /\.ya?ml$/.test(name)).sort().map((name) => path.join(location, name));
+    const entries = (await readdir(location)).filter((name) => /\.ya?ml$/.test(name)).sort();
+    if (entries.length > MAX_RULE_FILES) {
+      errors.push({ file: location, line: 0, col: 0, key: '', message: `holds ${entries.length} YAML files; at most ${MAX_RULE_FILES} are read from one directory` });
+      return [];
+    }
+    return entries.map((name) => path.join(location, name));
   } catch (error) {
     const reason = errorCode(error) === 'ENOENT' ? 'does not exist; check the --rules path' : `cannot be read (${errorCode(error) ?? String(error)})`;
     errors.push({ file: location, line: 0, col: 0, key: '', message: reason });
@@ -68,14 +76,41 @@ async function ruleFilesAt(location: string, errors: RuleFileError[]): Promise<s
   }
 }
 
-async function loadFile(file: string, result: RuleLoadResult): Promise<void> {
-  let text: string;
+/**
+ * A rule file's text: regular files only (a FIFO would block the read forever, a device could act
+ * on being opened) and at most MAX_RULE_FILE_BYTES (a huge scalar costs seconds and gigabytes to parse).
+ */
+async function readRuleFile(file: string): Promise<{ text: string } | { message: string }> {
+  let handle: FileHandle | undefined;
   try {
-    text = await readFile(file, 'utf8');
+    const before = await stat(file);
+    if (!before.isFile()) return { message: `${fileTypeOf(before)}, not a regular file; --rules takes YAML files or directories of them` };
+    handle = await open(file, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
+    const info = await handle.stat();
+    if (!info.isFile()) return { message: `${fileTypeOf(info)}, not a regular file; --rules takes YAML files or directories of them` };
+    const data = Buffer.alloc(MAX_RULE_FILE_BYTES + 1);
+    let size = 0;
+    while (size < data.length) {
+      const { bytesRead } = await handle.read(data, size, data.length - size, null);
+      if (bytesRead === 0) break;
+      size += bytesRead;
+    }
+    if (size > MAX_RULE_FILE_BYTES) return { message: `is larger than ${MAX_RULE_FILE_BYTES / 1024 / 1024} MiB; a rule file is at most that (split it, or check that this is the file you meant)` };
+    return { text: data.toString('utf8', 0, size) };
   } catch (error) {
-    result.errors.push({ file, line: 0, col: 0, key: '', message: `cannot be read (${errorCode(error) ?? String(error)})` });
+    return { message: `cannot be read (${errorCode(error) ?? String(error)})` };
+  } finally {
+    await handle?.close();
+  }
+}
+
+async function loadFile(file: string, result: RuleLoadResult): Promise<void> {
+  const read = await readRuleFile(file);
+  if ('message' in read) {
+    result.errors.push({ file, line: 0, col: 0, key: '', message: read.message });
     return;
   }
+  const { text } = read;
   const lineCounter = new LineCounter();
   const parsed = parseAllDocuments(text, { lineCounter, prettyErrors: true });
   const documents: Document[] = 'empty' in parsed ? [] : parsed;
@@ -100,7 +135,8 @@ async function loadFile(file: string, result: RuleLoadResult): Promise<void> {
       continue;
     }
     if (!validateFile(data)) {
-      for (const error of usefulErrors(validateFile.errors ?? [])) result.errors.push(locate(file, doc, lineCounter, error));
+      const kind = (data as { kind?: unknown } | null)?.kind;
+      for (const error of usefulErrors(validateFile.errors ?? [], kind)) result.errors.push(locate(file, doc, lineCounter, error, kind));
       continue;
     }
     const semantic = semanticErrorsIn(data as Record<string, unknown>);
@@ -127,11 +163,21 @@ function semanticErrorsIn(data: Record<string, unknown>) {
   return (data.rules as RuleDefinition[]).flatMap((rule, index) => ruleErrors(rule, ['rules', index]));
 }
 
-/** Drops ajv's "must match then schema" wrappers and repeats, keeping the errors that say what is wrong. */
-function usefulErrors(errors: ErrorObject[]): ErrorObject[] {
+const LIST_KEY: Record<string, string> = { RuleSet: 'rules', RuleOverrides: 'overrides' };
+
+/**
+ * Drops ajv's "must match then schema" wrappers and repeats, keeping the errors that say what is
+ * wrong. With a wrong kind only the kind is reported (the rest follows from it); with the other
+ * kind's list key, that key's explanation says it all ("missing overrides" would repeat it).
+ */
+function usefulErrors(errors: ErrorObject[], kind: unknown): ErrorObject[] {
   const seen = new Set<string>();
+  const listKey = typeof kind === 'string' ? LIST_KEY[kind] : undefined;
+  const otherListUsed = errors.some((e) => e.instancePath === '' && Object.values(LIST_KEY).includes(String(e.params.additionalProperty)));
   return errors.filter((error) => {
     if (error.keyword === 'if') return false;
+    if (listKey === undefined && error.instancePath === '' && (error.keyword === 'additionalProperties' || error.params.missingProperty === 'rules' || error.params.missingProperty === 'overrides')) return false;
+    if (otherListUsed && error.instancePath === '' && error.params.missingProperty === listKey) return false;
     const key = `${error.instancePath}|${error.keyword}|${JSON.stringify(error.params)}`;
     if (seen.has(key)) return false;
     seen.add(key);
@@ -139,7 +185,7 @@ function usefulErrors(errors: ErrorObject[]): ErrorObject[] {
   });
 }
 
-function locate(file: string, doc: Document, lines: LineCounter, error: ErrorObject): RuleFileError {
+function locate(file: string, doc: Document, lines: LineCounter, error: ErrorObject, kind: unknown): RuleFileError {
   const segments = error.instancePath
     .split('/')
     .slice(1)
@@ -149,12 +195,16 @@ function locate(file: string, doc: Document, lines: LineCounter, error: ErrorObj
   const missing = (error.params as { missingProperty?: string }).missingProperty;
   const keyPath = [...segments, ...(extra ? [extra] : [])];
   const position = extra ? positionOfKey(doc, lines, segments, extra) : positionOf(doc, lines, segments);
-  return { file, ...position, key: keyPath.join('.') || '(top level)', message: describe(error, extra, missing) };
+  const otherKind = segments.length === 0 && extra ? Object.entries(LIST_KEY).find(([, key]) => key === extra)?.[0] : undefined;
+  const message = otherKind
+    ? `"${extra}:" belongs in a kind: ${otherKind} file, but this file says kind: ${String(kind)}; set kind: ${otherKind}, or put the entries under "${LIST_KEY[String(kind)]}:"`
+    : describe(error, extra, missing);
+  return { file, ...position, key: keyPath.join('.') || '(top level)', message };
 }
 
 function describe(error: ErrorObject, extra: string | undefined, missing: string | undefined): string {
   const params = error.params as { allowedValues?: unknown[]; allowedValue?: unknown };
-  if (extra) return `unknown key "${extra}"${suggestion(error, extra)}`;
+  if (extra) return `unknown key "${extra}"${suggestion(extra)}`;
   if (missing) return `missing required key "${missing}"`;
   if (params.allowedValues) return `must be one of ${params.allowedValues.join(', ')}`;
   if (params.allowedValue !== undefined) return `must be ${JSON.stringify(params.allowedValue)}`;
@@ -167,9 +217,10 @@ const KNOWN_KEYS = [
   'text', 'commands', 'seed', 'url', 'note', 'disabled', 'rules', 'overrides', 'apiVersion', 'kind',
 ];
 
-function suggestion(_error: ErrorObject, key: string): string {
+/** The closest known key, never the key itself (a known key in the wrong place is no typo). */
+function suggestion(key: string): string {
   const close = KNOWN_KEYS.map((known) => ({ known, distance: editDistance(key.toLowerCase(), known.toLowerCase()) }))
-    .filter(({ distance }) => distance <= 2)
+    .filter(({ distance, known }) => distance <= 2 && known !== key)
     .sort((a, b) => a.distance - b.distance)[0];
   return close ? ` (did you mean "${close.known}"?)` : '';
 }

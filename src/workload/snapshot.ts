@@ -19,6 +19,8 @@ export interface WorkloadSnapshot {
   nodeName: string;
   /** Why a part is not known yet (its watch has not listed, or failed); absent when synced. */
   unsynced: { pods?: string; csiDrivers?: string; csiNode?: string; node?: string };
+  /** Node.status.nodeInfo.kubeletVersion as last seen on the Node watch ("v1.31.2"); null until seen or when malformed. */
+  kubeletVersion: string | null;
   /** Node.status.volumesAttached[].name and volumesInUse, as last seen on the Node watch. */
   volumesAttached: string[];
   volumesInUse: string[];

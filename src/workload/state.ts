@@ -29,6 +29,7 @@ export class WorkloadState {
   private csiNodeDrivers: string[] | null = null;
   private volumesAttached: string[] = [];
   private volumesInUse: string[] = [];
+  private kubeletVersion: string | null = null;
   private readonly settled = new Set<Part>();
   private readonly waiters: (() => void)[] = [];
   /** resourceVersion of the last pod delivered (tests wait on it). */
@@ -95,9 +96,11 @@ export class WorkloadState {
     if (node === undefined || node === null) {
       this.volumesAttached = [];
       this.volumesInUse = [];
+      this.kubeletVersion = null;
       return this.attach.nodeGone();
     }
     const status = (node as Obj | undefined)?.status as Obj | undefined;
+    this.kubeletVersion = kubeletVersionOf(status?.nodeInfo?.kubeletVersion);
     const names = (list: unknown, pick: (x: any) => unknown): string[] =>
       Array.isArray(list) ? list.map(pick).filter((n): n is string => typeof n === 'string').slice(0, MAX_VOLUME_NAMES) : [];
     this.volumesAttached = names(status?.volumesAttached, (v) => v?.name);
@@ -128,6 +131,7 @@ export class WorkloadState {
     return {
       nodeName: this.nodeName,
       unsynced: { ...this.unsynced },
+      kubeletVersion: this.kubeletVersion,
       volumesAttached: [...this.volumesAttached],
       volumesInUse: [...this.volumesInUse],
       csiDrivers: Object.fromEntries(this.drivers),
@@ -141,4 +145,9 @@ export class WorkloadState {
 
 function roundOrNull(ms: number | null): number | null {
   return ms === null ? null : Math.round(ms);
+}
+
+/** The kubelet's own version report, if it looks like one ("v1.31.2", "v1.30.2+k3s1"); anything else is dropped. */
+function kubeletVersionOf(value: unknown): string | null {
+  return typeof value === 'string' && /^v?\d{1,3}\.\d{1,4}\.\d{1,4}(?:[-+][0-9A-Za-z.+-]{1,40})?$/.test(value) ? value : null;
 }

@@ -23,6 +23,7 @@ const NOT_MOUNTED: Record<string, string> = {
   '/var/lib/etcd': "etcd's data: every Secret of the cluster (only the probe overlay's subdirectory)",
   '/etc/etcd.env': 'optional single file (a file mount creates a directory where it is missing)',
   '/etc/system-release-cpe': 'RHEL-only single file; the distribution comes from /usr/lib/os-release',
+  '/etc/os-release': 'usually a symlink to /usr/lib/os-release, which is mounted with /usr',
   '/var/lib/dpkg': 'Debian-only package database; kubelet reports its version on the Node',
   '/dev': 'device numbers come from /sys/dev/block; no device node is opened',
   '/var/lib/kubelet/plugins_registry': "CSI registration sockets, connectable even on a read-only mount; the agent reads the node's CSINode instead",

@@ -37,7 +37,7 @@ async function scrape(port: number, path = '/metrics'): Promise<{ status: number
 test('metrics expose score, per-rule status, fact gauges with bounded labels, and API counters', async (t) => {
   const metrics = createAgentMetrics('0.1.0');
   let ready = false;
-  const server = await startMetricsServer(metrics.registry, { host: '127.0.0.1', port: 0 }, () => ready);
+  const server = await startMetricsServer(metrics, { host: '127.0.0.1', port: 0 }, () => ready);
   t.after(() => server.close());
   assert.equal((await scrape(server.port, '/readyz')).status, 503);
   assert.equal((await scrape(server.port, '/healthz')).status, 200);
@@ -106,7 +106,7 @@ test('scrapes read the cached report and never trigger a scan', async (t) => {
   api.addNode('worker-1');
   const metrics = createAgentMetrics('0.1.0');
   const agent = runAgent(api.writeKubeconfig(), () => seedReport(), { metrics, agent: { intervalMs: 60_000 } });
-  const server = await startMetricsServer(metrics.registry, { host: '127.0.0.1', port: 0 }, () => agent.agent.ready);
+  const server = await startMetricsServer(metrics, { host: '127.0.0.1', port: 0 }, () => agent.agent.ready);
   t.after(() => server.close());
   while (api.count('PATCH') === 0) await new Promise((r) => setTimeout(r, 10));
   for (let i = 0; i < 20; i += 1) assert.match((await scrape(server.port)).body, /node_tuning_advisor_score 73/);
@@ -123,7 +123,7 @@ test('metrics and health keep serving while the API server is unreachable', asyn
   await api.stop();
   const metrics = createAgentMetrics('0.1.0');
   const agent = runAgent(kubeconfig, () => seedReport(), { metrics, agent: { intervalMs: 60_000 } });
-  const server = await startMetricsServer(metrics.registry, { host: '127.0.0.1', port: 0 }, () => agent.agent.ready);
+  const server = await startMetricsServer(metrics, { host: '127.0.0.1', port: 0 }, () => agent.agent.ready);
   t.after(() => server.close());
   while (!/ECONNREFUSED/.test(agent.logs.join('\n'))) await new Promise((r) => setTimeout(r, 10));
   assert.equal((await scrape(server.port, '/healthz')).status, 200);

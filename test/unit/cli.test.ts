@@ -6,6 +6,7 @@ import { chmod } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { runCli } from '../helpers/cli.ts';
 import { fixtureHost, tempHost } from '../helpers/fixtures.ts';
+import { readableCli } from '../helpers/readable-cli.ts';
 import { toolPath } from '../helpers/tools.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/node-tuning-advisor.js', import.meta.url));
@@ -80,10 +81,13 @@ test('a missing --host-root exits 2 with one sentence; bad flags exit 2 and poin
 test('an unreadable --host-root (permission denied) exits 2 with a clear sentence', async (t) => {
   const setpriv = toolPath('setpriv');
   if (!setpriv || process.getuid?.() !== 0) return t.skip('needs root and setpriv (apt-get install util-linux) to drop privileges');
+  // uid 65534 may not be able to read this checkout (a clone under /root): it runs a readable copy.
+  const copy = await readableCli(t);
+  if (!copy) return;
   const dir = await tempHost(t, { 'host/etc/hostname': 'x\n' });
   await chmod(`${dir}/host`, 0o700);
   await chmod(dir, 0o755);
-  const result = spawnSync(setpriv, ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, BIN, 'scan', '--host-root', `${dir}/host`], { encoding: 'utf8' });
+  const result = spawnSync(setpriv, ['--reuid=65534', '--regid=65534', '--clear-groups', copy.node, copy.cli, 'scan', '--host-root', `${dir}/host`], { encoding: 'utf8' });
   assert.equal(result.status, 2, result.stderr);
   assert.equal(result.stderr, `node-tuning-advisor scan: --host-root ${dir}/host is not readable by this user; run as a user that can read it, or mount it readable.\n`);
 });

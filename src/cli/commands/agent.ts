@@ -8,6 +8,7 @@ import type { Report } from '../../report/types.ts';
 import type { WorkloadSnapshot } from '../../workload/snapshot.ts';
 import { createAgentMetrics } from '../../publish/metrics.ts';
 import { runScan } from '../../scan.ts';
+import { stripControls } from '../terminal-safe.ts';
 import { EXIT_OK, UsageError, listFlag, parseFlags, type Io } from '../io.ts';
 
 export const AGENT_USAGE = `Usage: node-tuning-advisor agent [flags]
@@ -20,7 +21,7 @@ Flags:
   --kubeconfig FILE      use this kubeconfig (default: the in-cluster service account)
   --node-name NAME       the Node to publish on (default: $NODE_NAME)
   --interval DURATION    time between scans, ±10 % jitter (default 5m; e.g. 30s, 10m, 1h)
-  --startup-jitter DUR   random delay before the first scan, at most (default 30s)
+  --startup-jitter DUR   random delay before the first scan, at most (default 30s; 0s: none)
   --metrics-addr ADDR    /metrics, /healthz, /readyz listen address (default ${DEFAULT_METRICS_ADDR})
   --host-root DIR        where the host's / is (default /; in the DaemonSet: /host)
   --rules PATH           extra rule directory or file; repeatable
@@ -39,12 +40,13 @@ exponentially (1 s … 5 min, jittered). Deploy-free try-out: agent --kubeconfig
 
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
-/** "90s", "5m", "1h30m" → milliseconds; names the flag on bad input. */
-export function parseDuration(flag: string, value: string): number {
+/** "90s", "5m", "1h30m" → milliseconds; names the flag on bad input. Zero ("0", "0s") only where it means "none". */
+export function parseDuration(flag: string, value: string, options: { allowZero?: boolean } = {}): number {
+  if (options.allowZero && value === '0') return 0;
   const parts = [...value.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)];
   const total = parts.reduce((sum, [, n, unit]) => sum + Number(n) * (UNITS[unit as string] as number), 0);
-  if (parts.length === 0 || parts.map((p) => p[0]).join('') !== value || total <= 0) {
-    throw new UsageError(`${flag} "${value}" is not a duration; use e.g. 30s, 5m, 1h or 1h30m`);
+  if (parts.length === 0 || parts.map((p) => p[0]).join('') !== value || total < 0 || (total === 0 && !options.allowZero)) {
+    throw new UsageError(`${flag} "${value}" is not a duration; use e.g. ${options.allowZero ? '0s, ' : ''}30s, 5m, 1h or 1h30m`);
   }
   return total;
 }
@@ -75,12 +77,13 @@ export async function agentCommand(args: string[], io: Io): Promise<number> {
   const nodeName = values['node-name'] ?? env.NODE_NAME;
   if (!nodeName) throw new UsageError('no node name: pass --node-name NAME or set NODE_NAME (in a pod: fieldRef spec.nodeName)');
   const intervalMs = parseDuration('--interval', values.interval as string);
-  const startupJitterMs = Math.min(intervalMs, parseDuration('--startup-jitter', values['startup-jitter'] as string));
+  const startupJitterMs = Math.min(intervalMs, parseDuration('--startup-jitter', values['startup-jitter'] as string, { allowZero: true }));
   const probe = values['probe-interval'] ?? 'auto';
   const probeInterval: ProbeInterval = probe === 'auto' ? 'auto' : probe === 'off' ? 0 : parseDuration('--probe-interval', probe);
   let address;
   try { address = parseListenAddress(values['metrics-addr'] as string); } catch (err) { throw new UsageError((err as Error).message); }
-  const log = (line: string): void => void io.stderr.write(`agent: ${line}\n`);
+  // Log lines carry API server error texts: no control character reaches a terminal or log viewer.
+  const log = (line: string): void => void io.stderr.write(`agent: ${stripControls(line)}\n`);
 
   const metrics = createAgentMetrics(version());
   const probes = new ProbeSchedule(probeInterval);
@@ -107,7 +110,7 @@ export async function agentCommand(args: string[], io: Io): Promise<number> {
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
-  const server = values.once ? undefined : await startMetricsServer(metrics.registry, address, () => agent.ready)
+  const server = values.once ? undefined : await startMetricsServer(metrics, address, () => agent.ready)
     .catch((err: Error) => { throw new UsageError(err.message); });
   if (server) log(`serving /metrics, /healthz, /readyz on ${address.host}:${server.port}`);
   const stop = (): void => { log('stopping: finishing the request in flight'); agent.stop(); };

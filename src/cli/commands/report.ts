@@ -9,6 +9,7 @@ import { failingRules } from '../../cluster/nodes.ts';
 import { runClusterReport, type ClusterReport } from '../../cluster/report.ts';
 import { renderClusterMarkdown, renderClusterTable } from '../../publish/cluster-report.ts';
 import type { Severity } from '../../report/types.ts';
+import { terminalSafe } from '../terminal-safe.ts';
 import { EXIT_FINDINGS, EXIT_OK, UsageError, oneOf, parseFlags, type Io } from '../io.ts';
 
 export const REPORT_USAGE = `Usage: node-tuning-advisor report [flags]
@@ -75,11 +76,12 @@ export async function reportCommand(args: string[], io: Io): Promise<number> {
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
-  const report = await runClusterReport(new ClusterApi(kc), {
+  // Everything in it was read from the API server: no control character reaches the terminal.
+  const report = terminalSafe(await runClusterReport(new ClusterApi(kc), {
     ...(values.selector ? { selector: values.selector } : {}),
     ruleLocations: values.rules ?? [],
     bundledRules: !values['no-bundled-rules'],
-  });
+  }));
   if (output === 'json') io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   else if (output === 'markdown') io.stdout.write(renderClusterMarkdown(report));
   else io.stdout.write(renderClusterTable(report, Math.max(60, io.stdout.columns ?? 80)));
