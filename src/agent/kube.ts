@@ -20,6 +20,13 @@ export const REQUEST_TIMEOUT_MS = 30_000;
 
 export type CountRequest = (verb: string, code: string) => void;
 
+/**
+ * Our own managedFields entry on the Node. Without it the server names the entry after the client
+ * library's User-Agent, which another tool may share: the admission policy lets the agent change
+ * only entries that own nothing but our annotations, so a shared entry would get its writes refused.
+ */
+export const FIELD_MANAGER = 'node-tuning-advisor';
+
 export function loadKubeConfig(kubeconfigPath: string | undefined): KubeConfig {
   const kc = new KubeConfig();
   if (!kubeconfigPath && !process.env.KUBERNETES_SERVICE_HOST) {
@@ -88,7 +95,7 @@ export class NodeApi {
   patchAnnotations(name: string, annotations: AnnotationPatch): Promise<V1Node> {
     const body = { metadata: { annotations } };
     return this.call('patch', () =>
-      this.api.patchNode({ name, body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch)));
+      this.api.patchNode({ name, body, fieldManager: FIELD_MANAGER }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch)));
   }
 
   createEvent(event: CoreV1Event): Promise<CoreV1Event> {

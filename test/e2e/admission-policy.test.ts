@@ -134,6 +134,11 @@ describe('shipped manifests on a real kube-apiserver', realServerTier(), () => {
     const claims = [...current, { manager: 'kubelet', operation: 'Update', apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:metadata': { 'f:labels': { 'f:example.com/x': {} } } } }];
     denied(await patch(A, withPatch(claims)), 422, /managedFields/);
     denied(await patch(A, withPatch(current.filter((m) => m.manager !== 'kubectl-annotate'))), 422, /managedFields/);
+    // Why the agent writes as fieldManager node-tuning-advisor: through an entry it shares with
+    // another writer's fields (here the creator's), even its own annotations are refused.
+    const shared = await cp.request('PATCH', `/api/v1/nodes/${A}?fieldManager=${encodeURIComponent(creator)}`,
+      { metadata: { annotations: { [`${PREFIX}summary`]: 'through a shared entry' } } }, { token: agent.token, contentType: MERGE });
+    denied(shared, 422, /may not change managedFields except for its own annotations/);
   });
 
   test('Events: only in "default", only about its own Node, only as node-tuning-advisor', async () => {

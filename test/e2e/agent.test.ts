@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { FIELD_MANAGER } from '../../src/agent/kube.ts';
 import { parseAnnotations, REPORT_KEY } from '../../src/publish/annotations.ts';
 import { auditArgs, describeRequests, isWrite, type AuditLog } from '../helpers/audit.ts';
 import { AgentProcess, buildApp, scrape } from '../helpers/bundled-agent.ts';
@@ -70,7 +71,10 @@ describe('the bundled agent on a real kube-apiserver', realServerTier(), () => {
     [cp, bundle] = await Promise.all([ControlPlane.start({ apiserverArgs: auditing.args }), buildApp(path.join(tmp, 'app'))]);
     const applied = await applyKustomization(cp, BASE, ['ServiceMonitor', 'PrometheusRule']);
     assert.equal(applied.code, 0, applied.stderr);
-    await createReadyNode(cp, A, { labels: { [FOREIGN.label[0]]: FOREIGN.label[1] }, annotations: { [FOREIGN.annotation[0]]: FOREIGN.annotation[1] } });
+    // The fixture host runs kubelet 1.20.2; its Node says so too (the agent reads the version from there).
+    await createReadyNode(cp, A, {
+      labels: { [FOREIGN.label[0]]: FOREIGN.label[1] }, annotations: { [FOREIGN.annotation[0]]: FOREIGN.annotation[1] }, kubeletVersion: 'v1.20.2',
+    });
     await createReadyNode(cp, B);
     identity = await agentIdentity(cp, A, tmp);
     run = await daemonSetRun(cp, 'node-tuning-advisor', { node: A, hostRoot: HOST, rulesDir: path.join(tmp, 'rules'), kubeconfig: identity.kubeconfig });
@@ -116,6 +120,8 @@ describe('the bundled agent on a real kube-apiserver', realServerTier(), () => {
     assert.deepEqual(requests.filter((r) => r.code >= 400), [], 'every request the agent needs is granted');
     assert.equal(writes[0]?.code, 200);
     assert.deepEqual(await ownAnnotations(cp, A), expected, 'the Node carries what --dry-run said');
+    const entries = ((await cp.must('GET', `/api/v1/nodes/${A}`)).metadata.managedFields as any[]).filter((m) => m.manager === FIELD_MANAGER);
+    assert.deepEqual(entries.map((m) => Object.keys(m.fieldsV1['f:metadata']).join()), ['f:annotations'], 'its own managedFields entry, owning only annotations');
 
     const events = await nodeEvents(cp, A);
     assert.equal(events.length, failing.length);
@@ -211,7 +217,7 @@ describe('the bundled agent on a real kube-apiserver', realServerTier(), () => {
     const relisted = await until('re-watching after the restart', async () => {
       const watches = (await agentRequests(back)).filter((r) => r.verb === 'watch');
       return WATCHED.every((w) => watches.some((r) => r.path === w)) && watches;
-    }, 60_000, explain(back));
+    }, 180_000, explain(back)); // backoff after a 15 s outage (and a 403 while RBAC syncs at start): up to ~2 min
     t.diagnostic(`all four watches back ${((Math.max(...relisted.map((r) => r.at)) - back) / 1000).toFixed(1)} s after the restart`);
 
     // Compaction: every write so far is history; a restarted API server keeps none of it in its cache.
@@ -223,7 +229,7 @@ describe('the bundled agent on a real kube-apiserver', realServerTier(), () => {
     const watched = await until('a LIST after the 410', async () => {
       const lists = (await agentRequests(since)).filter((r) => r.verb === 'list');
       return WATCHED.every((w) => lists.some((r) => r.path === w)) && lists;
-    }, 60_000, explain(since));
+    }, 180_000, explain(since));
     await sleep(INTERVAL_S * 2000);
     const after = await agentRequests(since);
     const gone = after.filter((r) => r.verb === 'watch' && Number(r.query.get('resourceVersion')) <= compacted);

@@ -5,6 +5,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
+import { FIELD_MANAGER } from '../../src/agent/kube.ts';
 import type { ControlPlane } from './control-plane.ts';
 import { createBoundPod, podBoundToken, waitForAdmission } from './kube-objects.ts';
 import type { K8sObject } from './manifests.ts';
@@ -66,7 +67,7 @@ export async function agentIdentity(cp: ControlPlane, node: string, dir: string,
   await mkdir(dir, { recursive: true });
   const kubeconfig = await cp.writeKubeconfig(path.join(dir, `${podName}.kubeconfig`), AGENT_USER, token);
   const probe = { metadata: { annotations: { [`${PREFIX}probe`]: 'x' } } };
-  await waitForAdmission(async () => (await cp.request('PATCH', `/api/v1/nodes/${node}?dryRun=All`, probe, { token, contentType: MERGE })).status, 200);
+  await waitForAdmission(async () => (await cp.request('PATCH', `/api/v1/nodes/${node}?dryRun=All&fieldManager=${FIELD_MANAGER}`, probe, { token, contentType: MERGE })).status, 200, 30_000);
   return { node, token, kubeconfig, pod };
 }
 
