@@ -1,8 +1,10 @@
 // The agent loop: scan every interval (±10 %, after a random start-up delay), publish against the
-// watched Node, back off on errors. Stopping waits for an in-flight publish to finish.
+// watched Node, back off on errors. Stopping aborts the waits at once and gives a publish in flight
+// a short grace (the client aborts it after that), so SIGTERM ends the agent within seconds.
+import { DEFAULT_BACKOFF, jittered, retryDelay, type BackoffPolicy } from '../kube/backoff.ts';
+import { describeError } from '../kube/errors.ts';
 import type { Report } from '../report/types.ts';
-import { DEFAULT_BACKOFF, jittered, retryDelay, type BackoffPolicy } from './backoff.ts';
-import { describeError, type NodeWatcher } from './node-watcher.ts';
+import type { NodeWatcher } from './node-watcher.ts';
 import type { Publisher } from './publisher.ts';
 
 export interface AgentDeps {
@@ -11,6 +13,8 @@ export interface AgentDeps {
   /** Further watches that run while the agent runs (the workload path: pods, CSIDriver, CSINode). */
   background?: { start(): void; stop(): Promise<void> };
   publisher: Publisher;
+  /** Called by stop(): abort what is in flight (the API client's stop). */
+  onStop?(): Promise<void> | void;
   onReport?(report: Report, durationSeconds: number): void;
   onScanError?(): void;
   log(line: string): void;
@@ -57,9 +61,16 @@ export class Agent {
     return this.report !== undefined;
   }
 
-  /** Stop after the current step; a publish in flight is finished first. */
+  /** Aborted by stop(): long waits (the first LIST, a scan's wait for the watches) end with it. */
+  get signal(): AbortSignal {
+    return this.stopper.signal;
+  }
+
+  /** Stop now: waits end, the API client aborts requests in flight (a publish gets a short grace). */
   stop(): void {
+    if (this.stopper.signal.aborted) return;
     this.stopper.abort();
+    void Promise.resolve(this.deps.onStop?.()).catch((err) => this.deps.log(`stopping: ${describeError(err)}`));
   }
 
   /** Runs until stop() (resolves 0) or, with --once, after one publish (0) or giving up (1). */
@@ -78,6 +89,7 @@ export class Agent {
       return 0;
     } finally {
       await Promise.all([this.deps.watcher.stop(), this.deps.background?.stop()]);
+      await this.deps.onStop?.(); // closes the connections (a no-op after stop())
     }
   }
 
@@ -87,11 +99,12 @@ export class Agent {
     const scanDue = this.report === undefined || performance.now() - this.lastScanAt >= this.opts.intervalMs * 0.9;
     try {
       if (scanDue) await this.scan();
-      const node = await this.deps.watcher.ready(this.opts.nodeReadTimeoutMs);
+      const node = await this.deps.watcher.ready(this.opts.nodeReadTimeoutMs, this.stopper.signal);
       await this.deps.publisher.publish(this.report as Report, node);
       this.failures = 0;
       return jittered(this.opts.intervalMs, this.opts.random);
     } catch (err) {
+      if (this.stopper.signal.aborted) return 0;
       this.failures += 1;
       const delay = retryDelay(err, this.failures, this.opts.backoff, this.opts.random);
       this.deps.log(`publish failed (${describeError(err)}); attempt ${this.failures}, retrying in ${(delay / 1000).toFixed(1)} s`);

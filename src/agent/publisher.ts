@@ -1,15 +1,12 @@
 // One publish: diff the rendered annotations against the watched Node, patch only on difference,
 // then send the Events for the transitions that patch recorded. Events that fail stay queued.
-import type { CoreV1Event, V1Node } from '@kubernetes/client-node';
-import { ApiException } from '@kubernetes/client-node';
+import { KubeError } from '../kube/errors.ts';
+import type { EventObject, NodeObject } from '../kube/objects.ts';
 import type { Report } from '../report/types.ts';
+import type { WriteApi } from './api.ts';
 import { diffAnnotations, failingRulesOnNode, renderAnnotations, type AnnotationPatch } from '../publish/annotations.ts';
 import { eventObject, transitions } from '../publish/events.ts';
 
-export interface WriteApi {
-  patchAnnotations(name: string, patch: AnnotationPatch): Promise<V1Node>;
-  createEvent(event: CoreV1Event): Promise<CoreV1Event>;
-}
 
 export interface PublishOutcome {
   patched: boolean;
@@ -19,17 +16,18 @@ export interface PublishOutcome {
 export class Publisher {
   private readonly api: WriteApi;
   private readonly dryRunOut: NodeJS.WritableStream | undefined;
-  private readonly waitForOwnWrite: (resourceVersion: string | undefined) => Promise<void>;
-  private pending: CoreV1Event[] = [];
+  private readonly patched: (node: NodeObject) => void;
+  private pending: EventObject[] = [];
   private sequence = 0;
 
-  constructor(api: WriteApi, waitForOwnWrite: (rv: string | undefined) => Promise<void>, dryRunOut?: NodeJS.WritableStream) {
+  /** `patched` receives the server's Node after our PATCH: the newest state, whatever the watch says. */
+  constructor(api: WriteApi, patched: (node: NodeObject) => void, dryRunOut?: NodeJS.WritableStream) {
     this.api = api;
-    this.waitForOwnWrite = waitForOwnWrite;
+    this.patched = patched;
     this.dryRunOut = dryRunOut;
   }
 
-  async publish(report: Report, node: V1Node): Promise<PublishOutcome> {
+  async publish(report: Report, node: NodeObject): Promise<PublishOutcome> {
     const name = node.metadata?.name ?? report.node;
     const current = node.metadata?.annotations;
     const patch = diffAnnotations(renderAnnotations(report), current);
@@ -42,7 +40,7 @@ export class Publisher {
       const updated = await this.api.patchAnnotations(name, patch);
       patched = true;
       this.pending.push(...events);
-      await this.waitForOwnWrite(updated.metadata?.resourceVersion);
+      this.patched(updated);
     }
     return { patched, events: await this.flushEvents() };
   }
@@ -51,9 +49,9 @@ export class Publisher {
     let sent = 0;
     while (this.pending.length > 0) {
       try {
-        await this.api.createEvent(this.pending[0] as CoreV1Event);
+        await this.api.createEvent(this.pending[0] as EventObject);
       } catch (err) {
-        if (!(err instanceof ApiException && err.code === 409)) throw err; // 409: already created by an earlier try
+        if (!(err instanceof KubeError && err.conflict)) throw err; // 409: already created by an earlier try
       }
       this.pending.shift();
       sent += 1;
@@ -66,7 +64,7 @@ export class Publisher {
     return `${now.getTime().toString(16)}${this.sequence.toString(16).padStart(4, '0')}`;
   }
 
-  private printDryRun(name: string, patch: AnnotationPatch | undefined, events: CoreV1Event[]): PublishOutcome {
+  private printDryRun(name: string, patch: AnnotationPatch | undefined, events: EventObject[]): PublishOutcome {
     const out = this.dryRunOut as NodeJS.WritableStream;
     if (patch === undefined) {
       out.write(`dry-run: node ${name} already carries this report; nothing to send\n`);

@@ -1,9 +1,9 @@
 // Assembles the agent from its parts; shared by the CLI command and the tests.
 import type { Report } from '../report/types.ts';
 import type { AgentMetrics } from '../publish/metrics.ts';
+import { DEFAULT_BACKOFF, type TokenBucket } from '../kube/backoff.ts';
 import { Agent, DEFAULT_AGENT_OPTIONS, type AgentOptions } from './agent.ts';
-import { DEFAULT_BACKOFF, TokenBucket } from './backoff.ts';
-import { NodeApi, loadKubeConfig } from './kube.ts';
+import { STOP_GRACE_MS, agentClient, agentInformers, agentWrites } from './api.ts';
 import { NodeWatcher } from './node-watcher.ts';
 import { Publisher } from './publisher.ts';
 import { WorkloadWatcher } from './workload-watcher.ts';
@@ -22,35 +22,48 @@ export interface WireOptions {
   limiter?: TokenBucket;
   requestTimeoutMs?: number;
   agent?: Partial<AgentOptions>;
-  /** Longest wait for the watch to deliver our own patch before the next diff. */
-  ownWriteWaitMs?: number;
   /** The watch-fed workload state (tests pass one with a fake clock); default: a new one on the wall clock. */
   workload?: WorkloadState;
+  /** In-cluster configuration: KUBERNETES_SERVICE_HOST/PORT (default process.env). */
+  env?: NodeJS.ProcessEnv;
 }
 
 export function wireAgent(opts: WireOptions): Agent {
-  const kc = loadKubeConfig(opts.kubeconfig);
-  const count = (verb: string, code: string): void => opts.metrics?.countApiRequest(verb, code);
-  const api = new NodeApi(kc, count, opts.limiter, opts.requestTimeoutMs);
+  const client = agentClient({
+    kubeconfig: opts.kubeconfig, metrics: opts.metrics, limiter: opts.limiter, requestTimeoutMs: opts.requestTimeoutMs, env: opts.env,
+  });
   const backoff = opts.agent?.backoff ?? DEFAULT_BACKOFF;
-  const watcher = new NodeWatcher(api, opts.nodeName, opts.log, backoff);
-  const publisher = new Publisher(api, (rv) => watcher.waitForResourceVersion(rv, opts.ownWriteWaitMs ?? 10_000), opts.dryRunOut);
+  const informers = agentInformers(client, opts.nodeName, { backoff, log: opts.log, metrics: opts.metrics });
+  const watcher = new NodeWatcher(informers.node, opts.nodeName);
+  const publisher = new Publisher(agentWrites(client), (node) => watcher.adopt(node), opts.dryRunOut);
   const state = opts.workload ?? new WorkloadState({
     nodeName: opts.nodeName, onPhase: (phase, seconds) => opts.metrics?.observePodPhase(phase, seconds),
   });
   watcher.subscribe((node) => { state.nodeSeen(node); state.synced('node'); });
   watcher.onFailure((reason) => { if (!state.hasListed('node')) state.synced('node', reason); });
-  return new Agent({
+  const agent: Agent = new Agent({
     // The first scan waits (bounded) for the watches' first LIST, so it does not report "not listed yet".
     scan: async () => {
-      await state.settledOrTimeout(opts.agent?.nodeReadTimeoutMs ?? DEFAULT_AGENT_OPTIONS.nodeReadTimeoutMs);
+      await untilAborted(state.settledOrTimeout(opts.agent?.nodeReadTimeoutMs ?? DEFAULT_AGENT_OPTIONS.nodeReadTimeoutMs), agent.signal);
       return opts.scan(state.snapshot());
     },
     watcher,
-    background: new WorkloadWatcher(api, state, opts.log, backoff),
+    background: new WorkloadWatcher(informers, state),
     publisher,
+    onStop: () => client.stop(STOP_GRACE_MS),
     log: opts.log,
     onReport: (report, seconds) => opts.metrics?.setReport(report, seconds, Date.now()),
     onScanError: () => opts.metrics?.scanFailed(),
   }, opts.agent);
+  return agent;
+}
+
+/** `wait`, or less when the signal aborts first. */
+function untilAborted(wait: Promise<void>, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = (): void => { signal.removeEventListener('abort', done); resolve(); };
+    signal.addEventListener('abort', done, { once: true });
+    void wait.then(done);
+  });
 }

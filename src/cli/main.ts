@@ -1,11 +1,9 @@
 // Command dispatch. Every error a user can cause ends here as one clear sentence and exit code 2.
 import { createRequire } from 'node:module';
 import { InputError } from '../scan.ts';
-import { agentCommand } from './commands/agent.ts';
 import { factsCommand } from './commands/facts.ts';
 import { probeCommand } from './commands/probe.ts';
 import { explainCommand, rulesCommand } from './commands/rules.ts';
-import { reportCommand } from './commands/report.ts';
 import { scanCommand } from './commands/scan.ts';
 import { EXIT_INPUT, EXIT_OK, type Command, type Io } from './io.ts';
 import { stripControls } from './terminal-safe.ts';
@@ -16,8 +14,9 @@ const COMMANDS: Record<string, Command> = {
   rules: rulesCommand,
   explain: explainCommand,
   probe: probeCommand,
-  agent: agentCommand,
-  report: reportCommand,
+  // The commands that talk to Kubernetes load the client only when they run: scan never needs it.
+  agent: async (args, io) => (await import('./commands/agent.ts')).agentCommand(args, io),
+  report: async (args, io) => (await import('./commands/report.ts')).reportCommand(args, io),
 };
 
 export const USAGE = `Usage: node-tuning-advisor <command> [flags]

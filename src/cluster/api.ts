@@ -1,15 +1,18 @@
-// `report`'s only door to kube-apiserver: read-only LISTs (one per resource kind) and bounded log
-// tails, with the caller's credentials. Nothing here throws: every call comes back as a value that
-// says what was read or why not, and every request is recorded for the report and the tests.
+// What `report` reads from kube-apiserver, through the project's Kubernetes client: read-only LISTs
+// (one per resource kind) and bounded log tails, with the caller's credentials. Nothing here throws:
+// every call comes back as a value that says what was read or why not, and every request is
+// recorded for the report and the tests.
+import { KubeClient, type ClientOptions } from '../kube/client.ts';
+import { describeError, KubeError } from '../kube/errors.ts';
+import type { KubeObject } from '../kube/objects.ts';
 import {
-  ApiException, CoreV1Api, CustomObjectsApi, StorageV1Api, type KubeConfig,
-} from '@kubernetes/client-node';
-import { REQUEST_TIMEOUT_MS, statusCodeOf } from '../agent/kube.ts';
+  CONFIGMAPS, CSIDRIVERS, NODES, PERSISTENTVOLUMECLAIMS, PIPELINERUNS, PODS, STORAGECLASSES, type ResourceRef,
+} from '../kube/resources.ts';
 
 export type ApiResult<T> = { ok: true; value: T } | { ok: false; code: string; reason: string };
 
 export interface ApiRequest {
-  verb: 'list' | 'get';
+  verb: string;
   resource: string;
   code: string;
 }
@@ -25,90 +28,89 @@ export const DEFAULT_LOG_BOUNDS: LogBounds = { tailLines: 2000, limitBytes: 512 
 
 type Obj = Record<string, any>;
 
-/** "403 Forbidden: pods is forbidden: User … cannot list …" from whatever the client threw. */
-export function describeApiError(err: unknown): string {
-  if (err instanceof ApiException) {
-    let body: unknown = err.body;
-    if (typeof body === 'string') {
-      try { body = JSON.parse(body); } catch { /* plain text body */ }
-    }
-    const message = (body as { message?: unknown } | null)?.message;
-    return `HTTP ${err.code}${typeof message === 'string' ? `: ${message}` : ''}`;
-  }
-  const e = err as { code?: unknown; message?: unknown; cause?: { code?: unknown; message?: unknown } } | null;
-  const detail = e?.cause?.code ?? e?.code ?? e?.cause?.message ?? e?.message;
-  return typeof detail === 'string' ? detail : String(err);
-}
-
 export class ClusterApi {
-  readonly requests: ApiRequest[] = [];
-  private readonly core: CoreV1Api;
-  private readonly storage: StorageV1Api;
-  private readonly custom: CustomObjectsApi;
-  private readonly timeoutMs: number;
+  readonly requests: ApiRequest[];
+  readonly client: KubeClient;
 
-  constructor(kc: KubeConfig, timeoutMs = REQUEST_TIMEOUT_MS) {
-    this.core = kc.makeApiClient(CoreV1Api);
-    this.storage = kc.makeApiClient(StorageV1Api);
-    this.custom = kc.makeApiClient(CustomObjectsApi);
-    this.timeoutMs = timeoutMs;
+  /** With the kubeconfig's credentials, or the pod's service account when undefined; throws KubeConfigError. */
+  static fromKubeconfig(kubeconfig: string | undefined, env: NodeJS.ProcessEnv = process.env, opts: ClientOptions = {}): ClusterApi {
+    const requests: ApiRequest[] = [];
+    const client = KubeClient.fromKubeconfig(kubeconfig, {
+      ...opts,
+      onRequest: (r) => {
+        requests.push({ verb: r.verb === 'log' ? 'get' : r.verb, resource: r.resource, code: r.code });
+        opts.onRequest?.(r);
+      },
+    }, env);
+    return new ClusterApi(client, requests);
   }
 
-  private async call<T>(verb: ApiRequest['verb'], resource: string, send: () => Promise<T>): Promise<ApiResult<T>> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(Object.assign(new Error(`timed out after ${this.timeoutMs / 1000} s`), { timeout: true })), this.timeoutMs);
-    });
+  /** `requests` is filled by whoever records the client's requests (fromKubeconfig does). */
+  constructor(client: KubeClient, requests: ApiRequest[] = []) {
+    this.client = client;
+    this.requests = requests;
+  }
+
+  /** Closes the connections. */
+  close(): Promise<void> {
+    return this.client.stop();
+  }
+
+  private async attempt<T>(send: () => Promise<T>): Promise<ApiResult<T>> {
     try {
-      const value = await Promise.race([send(), timeout]);
-      this.requests.push({ verb, resource, code: '200' });
-      return { ok: true, value };
+      return { ok: true, value: await send() };
     } catch (err) {
-      const code = (err as { timeout?: boolean }).timeout ? 'timeout' : statusCodeOf(err);
-      this.requests.push({ verb, resource, code });
-      return { ok: false, code, reason: (err as { timeout?: boolean }).timeout ? (err as Error).message : describeApiError(err) };
-    } finally {
-      clearTimeout(timer);
+      if (err instanceof KubeError) return { ok: false, code: err.code, reason: err.summary };
+      return { ok: false, code: 'error', reason: describeError(err) };
     }
-  }
-
-  private async list(resource: string, send: () => Promise<{ items: unknown[] }>): Promise<ApiResult<Obj[]>> {
-    const result = await this.call('list', resource, send);
-    return result.ok ? { ok: true, value: result.value.items as Obj[] } : result;
   }
 
   // resourceVersion "0": served from the API server's watch cache, not a quorum read from etcd.
+  private list(ref: ResourceRef, opts: { labelSelector?: string; fieldSelector?: string; limit?: number; fromCache?: boolean } = {}): Promise<ApiResult<Obj[]>> {
+    const { fromCache = true, ...rest } = opts;
+    return this.attempt(async () => (await this.client.list<KubeObject>(ref, { ...rest, ...(fromCache ? { resourceVersion: '0' } : {}) })).items);
+  }
+
   listNodes(labelSelector?: string): Promise<ApiResult<Obj[]>> {
-    return this.list('nodes', () => this.core.listNode({ resourceVersion: '0', ...(labelSelector ? { labelSelector } : {}) }));
+    return this.list(NODES, labelSelector ? { labelSelector } : {});
   }
 
   listConfigMaps(fieldSelector: string): Promise<ApiResult<Obj[]>> {
-    return this.list('configmaps', () => this.core.listConfigMapForAllNamespaces({ fieldSelector, resourceVersion: '0' }));
+    return this.list(CONFIGMAPS, { fieldSelector });
   }
 
   listPods(): Promise<ApiResult<Obj[]>> {
-    return this.list('pods', () => this.core.listPodForAllNamespaces({ resourceVersion: '0' }));
+    return this.list(PODS);
   }
 
   listPersistentVolumeClaims(): Promise<ApiResult<Obj[]>> {
-    return this.list('persistentvolumeclaims', () => this.core.listPersistentVolumeClaimForAllNamespaces({ resourceVersion: '0' }));
+    return this.list(PERSISTENTVOLUMECLAIMS);
   }
 
   listStorageClasses(): Promise<ApiResult<Obj[]>> {
-    return this.list('storageclasses.storage.k8s.io', () => this.storage.listStorageClass({ resourceVersion: '0' }));
+    return this.list(STORAGECLASSES);
   }
 
   listCSIDrivers(): Promise<ApiResult<Obj[]>> {
-    return this.list('csidrivers.storage.k8s.io', () => this.storage.listCSIDriver({ resourceVersion: '0' }));
+    return this.list(CSIDRIVERS);
   }
 
-  /** PipelineRuns of all namespaces (tekton.dev/v1); at most `limit` of them in one page. */
-  listPipelineRuns(limit: number): Promise<ApiResult<Obj[]>> {
-    return this.list('pipelineruns.tekton.dev', () =>
-      this.custom.listClusterCustomObject({ group: 'tekton.dev', version: 'v1', plural: 'pipelineruns', limit }) as Promise<{ items: unknown[] }>);
+  /** PipelineRuns of all namespaces (tekton.dev/v1); at most `limit` of them (one page, not followed). */
+  async listPipelineRuns(limit: number): Promise<ApiResult<Obj[]>> {
+    return this.attempt(async () => {
+      const items: Obj[] = [];
+      await this.client.listPages<KubeObject>(PIPELINERUNS, { limit }, (page) => {
+        items.push(...page.items.slice(0, limit - items.length));
+        if (items.length >= limit) throw new EnoughItems();
+      }).catch((err) => { if (!(err instanceof EnoughItems)) throw err; });
+      return items;
+    });
   }
 
   readLog(namespace: string, pod: string, container: string, bounds: LogBounds = DEFAULT_LOG_BOUNDS): Promise<ApiResult<string>> {
-    return this.call('get', 'pods/log', () => this.core.readNamespacedPodLog({ name: pod, namespace, container, ...bounds }));
+    return this.attempt(() => this.client.readLog(namespace, pod, { container, ...bounds }));
   }
 }
+
+/** Ends a paged list early, once enough items were read. */
+class EnoughItems extends Error {}

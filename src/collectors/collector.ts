@@ -9,6 +9,8 @@ export interface CollectorContext {
   sleep(ms: number): Promise<void>;
   /** Monotonic milliseconds. */
   now(): number;
+  /** Whether the host's /proc is a live procfs (counters move), not a snapshot's copy. */
+  liveProc(): Promise<boolean>;
   /** What the agent's watches saw (pods, this Node, CSIDriver, CSINode); absent in `scan` (no cluster). */
   cluster?: WorkloadSnapshot;
 }

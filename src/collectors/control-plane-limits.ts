@@ -11,6 +11,7 @@ import { argsFrom, findProcesses, listProcesses, numericFlag, parseFlags, type F
 import { componentArgs, detectRancher, type RancherInstall } from './rancher.ts';
 import { readStaticPod, type StaticPod } from './static-pod.ts';
 import { fileOf, lineIn, withLine } from './file-lines.ts';
+import { isUnitFile } from './kubelet-remediation.ts';
 
 type Component = 'kube-scheduler' | 'kube-controller-manager' | 'kube-apiserver';
 const MANIFEST_DIRS = ['/etc/kubernetes/manifests', '/var/lib/rancher/rke2/agent/pod-manifests'];
@@ -40,7 +41,11 @@ async function findComponent(host: HostRoot, component: Component, processes: Aw
   }
   if (manifest) return { args: manifest.args, editIn: rke2Config ?? manifest.path, manifest, ...rke2 };
   if (rancher?.role === 'server') {
-    return { args: componentArgs(rancher, component), editIn: `/etc/rancher/${rancher.distro}/config.yaml (${component}-arg)`, rancher };
+    const args = componentArgs(rancher, component);
+    // A flag kept on the unit's ExecStart (k3s's install script puts them there) is edited there.
+    const origin = fileOf(parseFlags(args, BOOLEAN_FLAGS).get('kube-api-qps')?.origin ?? '');
+    const editIn = origin && isUnitFile(origin) ? `${origin} (ExecStart ${component}-arg)` : `/etc/rancher/${rancher.distro}/config.yaml (${component}-arg)`;
+    return { args, editIn, rancher };
   }
   return undefined;
 }
@@ -109,6 +114,7 @@ function fixText(component: string, editIn: string, current: { qps?: number; bur
   const qps = Math.max(150, 2 * (current.qps ?? 0));
   const burst = Math.max(200, 2 * (current.burst ?? 0));
   if (editIn.includes('clientConnection')) return `In ${editIn.replace(/ \(.*\)$/, '')} set clientConnection.qps: ${qps} and clientConnection.burst: ${burst}; ${restart}.`;
+  if (editIn.includes('(ExecStart ')) return `In ${editIn.replace(/ \(.*\)$/, '')} change ExecStart's --${component}-arg=kube-api-qps and --${component}-arg=kube-api-burst to kube-api-qps=${qps} and kube-api-burst=${burst} (or move them to the config.yaml as ${component}-arg entries); systemctl daemon-reload, ${restart}.`;
   if (editIn.includes('-arg)')) return `In ${editIn.replace(/ \(.*\)$/, '')} set ${component}-arg entries "kube-api-qps=${qps}" and "kube-api-burst=${burst}"; ${restart}.`;
   return `In ${editIn} set --kube-api-qps=${qps} and --kube-api-burst=${burst} on the ${component} command; ${restart}.`;
 }
@@ -139,7 +145,9 @@ async function collectClient(host: HostRoot, facts: FactSet, prefix: string, com
   }
   const current = { qps: facts.value(`${prefix}.kubeAPIQPS`) as number | undefined, burst: facts.value(`${prefix}.kubeAPIBurst`) as number | undefined };
   const file = fileOf(editIn);
-  const pattern = editIn.includes('clientConnection') ? /^\s*qps\s*:/ : flags.has('kube-api-qps') ? /kube-api-qps/ : new RegExp(`^\\s*-\\s*${component}\\s*$`);
+  const pattern = editIn.includes('clientConnection') ? /^\s*qps\s*:/
+    : editIn.includes('(ExecStart ') ? new RegExp(`${component}-arg[= ]+['"]?kube-api-qps`)
+      : flags.has('kube-api-qps') ? /kube-api-qps/ : new RegExp(`^\\s*-\\s*${component}\\s*$`);
   const line = file ? await lineIn(host, file, pattern) : undefined;
   // Without the flag, the line found is the command's first entry: the flags go after it.
   const label = editIn.includes('clientConnection') || flags.has('kube-api-qps') ? 'line' : 'after line';

@@ -2,45 +2,11 @@
 // driver, governor and EPP, pstate driver status, boost, and the cpuidle driver's deepest state.
 import type { Collector, CollectorContext } from './collector.ts';
 import type { HostRoot } from '../host/host-root.ts';
+import { collectIdentity } from './cpu-identity.ts';
+
+export { hypervisorFromDmi, parseCpuinfo } from './cpu-identity.ts';
 
 const CPU_SYSFS = '/sys/devices/system/cpu';
-const DMI = '/sys/devices/virtual/dmi/id';
-
-export interface CpuinfoSummary {
-  model?: string;
-  processors: number;
-  hypervisorFlag: boolean;
-  vendor?: string;
-}
-
-export function parseCpuinfo(text: string): CpuinfoSummary {
-  const summary: CpuinfoSummary = { processors: 0, hypervisorFlag: false };
-  for (const line of text.split('\n')) {
-    const match = /^([^:]+?)\s*:\s*(.*)$/.exec(line);
-    if (!match) continue;
-    const [, key, value] = match as unknown as [string, string, string];
-    if (key === 'processor') summary.processors++;
-    else if (key === 'model name' && summary.model === undefined) summary.model = value.trim();
-    else if (key === 'vendor_id' && summary.vendor === undefined) summary.vendor = value.trim();
-    else if ((key === 'flags' || key === 'Features') && /(?:^|\s)hypervisor(?:\s|$)/.test(value)) summary.hypervisorFlag = true;
-  }
-  return summary;
-}
-
-/** Known VM signatures in DMI sys_vendor / product_name → hypervisor name. Bare-metal cloud shapes say ".metal". */
-export function hypervisorFromDmi(vendor: string, product: string): string | undefined {
-  const both = `${vendor} ${product}`;
-  if (/\.metal\b/i.test(product)) return undefined;
-  if (/qemu|kvm/i.test(both)) return 'kvm';
-  if (/vmware/i.test(both)) return 'vmware';
-  if (/virtualbox|innotek/i.test(both)) return 'virtualbox';
-  if (/microsoft corporation/i.test(vendor) && /virtual machine/i.test(product)) return 'hyperv';
-  if (/xen/i.test(both)) return 'xen';
-  if (/amazon ec2/i.test(vendor)) return 'aws-nitro';
-  if (/google/i.test(vendor) && /compute engine/i.test(product)) return 'gce';
-  if (/openstack|nutanix|parallels|bhyve|firecracker/i.test(both)) return both.trim().toLowerCase().split(/\s+/)[0];
-  return undefined;
-}
 
 export interface CpufreqPolicy {
   policy: string;
@@ -123,11 +89,13 @@ export function summarize(values: (string | null)[]): string | null {
   return present.length === 1 ? (present[0] as string) : 'mixed';
 }
 
+const CPUFREQ_FACTS = ['cpu.cpufreq', 'cpu.policies', 'cpu.driver', 'cpu.governor', 'cpu.epp', 'cpu.pstateStatus', 'cpu.activePstateMode', 'cpu.boost', 'cpu.scalingCapped'];
+
 const cpuCollector: Collector = {
   name: 'cpu',
   provides: [
     'cpu.model', 'cpu.count', 'cpu.virtualized', 'cpu.hypervisor', 'cpu.cpufreq', 'cpu.driver', 'cpu.governor',
-    'cpu.policies', 'cpu.epp', 'cpu.pstateStatus', 'cpu.boost', 'cpu.scalingCapped', 'cpu.idleDriver',
+    'cpu.policies', 'cpu.epp', 'cpu.pstateStatus', 'cpu.activePstateMode', 'cpu.boost', 'cpu.scalingCapped', 'cpu.idleDriver',
     'cpu.idleGovernor', 'cpu.deepestIdleLatencyUs',
   ],
   async collect(ctx) {
@@ -137,46 +105,22 @@ const cpuCollector: Collector = {
   },
 };
 
-async function collectIdentity(ctx: CollectorContext): Promise<void> {
-  const { host, facts } = ctx;
-  const cpuinfo = await host.readText('/proc/cpuinfo', { maxBytes: 8 * 1024 * 1024 });
-  const summary = cpuinfo.ok ? parseCpuinfo(cpuinfo.text) : undefined;
-  if (summary?.model) facts.set('cpu.model', summary.model, '/proc/cpuinfo');
-  else facts.unknown('cpu.model', cpuinfo.ok ? '/proc/cpuinfo has no "model name" line' : cpuinfo.reason);
-  if (summary && summary.processors > 0) facts.set('cpu.count', summary.processors, '/proc/cpuinfo');
-  else facts.unknown('cpu.count', cpuinfo.ok ? '/proc/cpuinfo lists no processor' : cpuinfo.reason);
-
-  const vendor = (await readOptional(host, `${DMI}/sys_vendor`)) ?? '';
-  const product = (await readOptional(host, `${DMI}/product_name`)) ?? '';
-  const dmiHypervisor = hypervisorFromDmi(vendor, product);
-  const xen = await readOptional(host, '/sys/hypervisor/type');
-  if (summary?.hypervisorFlag) {
-    facts.set('cpu.virtualized', true, '/proc/cpuinfo', 'the "hypervisor" CPU flag is set');
-    facts.set('cpu.hypervisor', dmiHypervisor ?? (xen || 'unidentified'), dmiHypervisor ? `${DMI}/sys_vendor` : '/proc/cpuinfo');
-  } else if (dmiHypervisor) {
-    facts.set('cpu.virtualized', true, `${DMI}/sys_vendor`, `${vendor} / ${product}`);
-    facts.set('cpu.hypervisor', dmiHypervisor, `${DMI}/sys_vendor`);
-  } else if (xen) {
-    facts.set('cpu.virtualized', true, '/sys/hypervisor/type', `xen guest (${xen})`);
-    facts.set('cpu.hypervisor', xen, '/sys/hypervisor/type');
-  } else if (summary && (summary.model !== undefined || vendor !== '')) {
-    const detail = vendor ? `no hypervisor CPU flag; DMI says ${vendor} / ${product}` : 'no hypervisor CPU flag';
-    facts.set('cpu.virtualized', false, '/proc/cpuinfo', detail);
-    facts.set('cpu.hypervisor', null, '/proc/cpuinfo');
-  } else {
-    const reason = `neither /proc/cpuinfo flags nor DMI (${DMI}) tell whether this is a VM`;
-    facts.unknown('cpu.virtualized', reason);
-    facts.unknown('cpu.hypervisor', reason);
-  }
-}
-
 async function collectCpufreq(ctx: CollectorContext): Promise<void> {
   const { host, facts } = ctx;
   const { glob, policies } = await readPolicies(host);
+  const cpuDir = policies.length === 0 ? await host.listDir(CPU_SYSFS) : undefined;
+  if (cpuDir && !cpuDir.ok) {
+    // No CPU directory at all is a tree that lacks sysfs, not a kernel without cpufreq.
+    const reason = cpuDir.code === 'ENOENT'
+      ? `${CPU_SYSFS} does not exist under this host root: whether the kernel controls CPU frequency cannot be told (mount the host's /sys)`
+      : `${cpuDir.reason}: whether the kernel controls CPU frequency cannot be told`;
+    for (const key of CPUFREQ_FACTS) facts.unknown(key, reason, CPU_SYSFS);
+    return;
+  }
   if (policies.length === 0) {
     const source = `${CPU_SYSFS}/cpufreq`;
     facts.set('cpu.cpufreq', false, source, 'no cpufreq policy: the kernel does not control CPU frequency here');
-    for (const key of ['cpu.driver', 'cpu.governor', 'cpu.epp', 'cpu.pstateStatus', 'cpu.boost', 'cpu.scalingCapped']) {
+    for (const key of ['cpu.driver', 'cpu.governor', 'cpu.epp', 'cpu.pstateStatus', 'cpu.activePstateMode', 'cpu.boost', 'cpu.scalingCapped']) {
       facts.set(key, null, source);
     }
     facts.set('cpu.policies', [], source);
@@ -199,12 +143,31 @@ async function collectCpufreq(ctx: CollectorContext): Promise<void> {
   if (intel) facts.set('cpu.pstateStatus', `intel_pstate:${intel}`, `${CPU_SYSFS}/intel_pstate/status`);
   else if (amd) facts.set('cpu.pstateStatus', `amd_pstate:${amd}`, `${CPU_SYSFS}/amd_pstate/status`);
   else facts.set('cpu.pstateStatus', null, `${CPU_SYSFS}/intel_pstate/status`);
+  recordActiveMode(ctx, intel ? `intel_pstate:${intel}` : amd ? `amd_pstate:${amd}` : null, summarize(policies.map((policy) => policy.driver)));
 
   const noTurbo = await readOptional(host, `${CPU_SYSFS}/intel_pstate/no_turbo`);
   const boost = await readOptional(host, `${CPU_SYSFS}/cpufreq/boost`);
   if (noTurbo === '0' || noTurbo === '1') facts.set('cpu.boost', noTurbo === '0', `${CPU_SYSFS}/intel_pstate/no_turbo`);
   else if (boost === '0' || boost === '1') facts.set('cpu.boost', boost === '1', `${CPU_SYSFS}/cpufreq/boost`);
   else facts.set('cpu.boost', null, `${CPU_SYSFS}/cpufreq/boost`, 'the driver exposes no boost switch');
+}
+
+/**
+ * Whether the driver picks P-states itself (intel_pstate or amd-pstate in active mode): there
+ * "powersave" is the driver's own adaptive algorithm and EPP says how eagerly it ramps up, so the
+ * governor's name alone does not say what it does. Without a status file the driver name tells
+ * (intel_pstate and amd-pstate-epp are the active-mode names; passive mode shows as intel_cpufreq, amd-pstate).
+ */
+function recordActiveMode(ctx: CollectorContext, status: string | null, driver: string | null): void {
+  const { facts } = ctx;
+  if (status) {
+    const [name, mode] = status.split(':') as [string, string];
+    facts.set('cpu.activePstateMode', mode === 'active', `${CPU_SYSFS}/${name}/status`, `${name} in ${mode} mode`);
+  } else if (driver === 'intel_pstate' || driver === 'amd-pstate-epp') {
+    facts.set('cpu.activePstateMode', true, `${CPU_SYSFS}/cpufreq/policy*/scaling_driver`, `driver ${driver}: its active-mode name (no status file on this kernel)`);
+  } else {
+    facts.set('cpu.activePstateMode', false, `${CPU_SYSFS}/cpufreq/policy*/scaling_driver`, `driver ${driver ?? 'none'} follows its governor`);
+  }
 }
 
 /** "performance on policy0-1, powersave on policy2-3" for a human; undefined when all agree. */

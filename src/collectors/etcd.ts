@@ -8,7 +8,7 @@ import { discoverEtcd, type EtcdDiscovery } from './etcd-discovery.ts';
 import { etcdLatencyFromMetrics, fetchEtcdMetrics, type Quantile } from './etcd-metrics.ts';
 
 export const DEVICE_FACTS = [
-  'etcd.device.majorMinor', 'etcd.device.name', 'etcd.device.kind', 'etcd.device.disks', 'etcd.device.rotational',
+  'etcd.device.majorMinor', 'etcd.device.name', 'etcd.device.kind', 'etcd.device.disks', 'etcd.device.rotational', 'etcd.device.rotationalIsMedium',
   'etcd.device.model', 'etcd.device.transport', 'etcd.device.scheduler', 'etcd.device.fsType',
   'etcd.device.mountPoint', 'etcd.device.mountOptions',
 ];
@@ -21,16 +21,19 @@ function allUnknown(facts: FactSet, keys: string[], reason: string): void {
   for (const key of keys) facts.unknown(key, reason);
 }
 
-function recordDiscovery(facts: FactSet, found: EtcdDiscovery, otherPids: number[]): void {
+function recordDiscovery(facts: FactSet, found: EtcdDiscovery, otherPids: number[], ignored: string[]): void {
   const others = otherPids.length ? `; other etcd processes: ${otherPids.join(', ')}` : '';
-  facts.set('etcd.present', true, found.source, `${found.detail}${others}`);
+  const notUsed = ignored.length ? `; not used: ${ignored.join('; ')}` : '';
+  facts.set('etcd.present', true, found.source, `${found.detail}${others}${notUsed}`);
   facts.set('etcd.setup', found.setup, found.source);
-  facts.set('etcd.pid', found.pid, found.pid === null ? 'inferred' : `/proc/${found.pid}/cmdline`, found.pid === null ? 'no running etcd process found; read from its configuration' : undefined);
-  facts.set('etcd.dataDir', found.dataDir, found.source, found.detail);
+  const noPid = ignored.some((why) => why.startsWith('PID ')) ? 'no verified etcd process; read from its configuration' : 'no running etcd process found; read from its configuration';
+  facts.set('etcd.pid', found.pid, found.pid === null ? 'inferred' : `/proc/${found.pid}/cmdline`, found.pid === null ? noPid : undefined);
+  if (found.dataDir === null) facts.unknown('etcd.dataDir', found.dataDirUnknown ?? 'nothing says where etcd keeps its data', found.source);
+  else facts.set('etcd.dataDir', found.dataDir, found.source, found.detail);
   facts.set('etcd.metricsUrl', found.metricsUrl, found.metricsSource, found.metricsUrl === null ? 'no plain-HTTP metrics or client URL configured' : undefined);
 }
 
-async function mountOfDataDir(ctx: CollectorContext, found: EtcdDiscovery): Promise<{ mount: MountEntry; table: string } | { reason: string }> {
+async function mountOfDataDir(ctx: CollectorContext, found: EtcdDiscovery & { dataDir: string }): Promise<{ mount: MountEntry; table: string } | { reason: string }> {
   // etcd's own mount table sees its data dir the way etcd does, container or not.
   const candidates: { table: string; dir: string }[] = [];
   if (found.pid !== null && found.processDataDir) candidates.push({ table: `/proc/${found.pid}/mountinfo`, dir: found.processDataDir });
@@ -51,10 +54,24 @@ async function mountOfDataDir(ctx: CollectorContext, found: EtcdDiscovery): Prom
 }
 
 function rotationalDetail(device: BlockDevice): string {
-  const perDisk = device.disks.map((d) => `${d.name}: rotational=${d.rotational === null ? '?' : d.rotational ? 1 : 0}, transport ${d.transport ?? '?'}`).join('; ');
+  const perDisk = device.disks.map((d) => `${d.name}${d.paths ? ` (multipath over ${d.paths.join(', ')})` : ''}: rotational=${d.rotational === null ? '?' : d.rotational ? 1 : 0}, transport ${d.transport ?? '?'}`).join('; ');
   const virtual = device.disks.some((d) => d.rotational && VIRTUAL_TRANSPORTS.includes(d.transport ?? ''));
   const caveat = virtual ? '. Virtual and network disks (virtio, Xen, iSCSI, …) often report rotational=1 whatever backs them: the measured fsync latency decides' : '';
   return `${perDisk}${caveat}`;
+}
+
+/**
+ * Whether rotational=1 describes the medium: a virtual or network disk (virtio, Xen, iSCSI, …)
+ * reports it whatever backs it, so only a measured latency can judge it.
+ */
+function recordRotationalMeaning(facts: FactSet, device: BlockDevice, sysfs: string): void {
+  const spinning = device.disks.filter((d) => d.rotational === true);
+  if (spinning.length === 0) return facts.set('etcd.device.rotationalIsMedium', null, sysfs, 'no disk under etcd reports rotational=1');
+  const unknownTransport = spinning.filter((d) => d.transport === null);
+  const virtual = spinning.filter((d) => VIRTUAL_TRANSPORTS.includes(d.transport ?? ''));
+  if (virtual.length > 0) return facts.set('etcd.device.rotationalIsMedium', false, sysfs, `${virtual.map((d) => `${d.name} (${d.transport})`).join(', ')}: a virtual or network transport, whose rotational flag says nothing about the storage behind it`);
+  if (unknownTransport.length > 0) return facts.unknown('etcd.device.rotationalIsMedium', `the transport of ${unknownTransport.map((d) => d.name).join(', ')} cannot be told from sysfs`, sysfs);
+  facts.set('etcd.device.rotationalIsMedium', true, sysfs, `${spinning.map((d) => `${d.name} (${d.transport})`).join(', ')}: a local disk reports its own medium`);
 }
 
 function joinDistinct(values: (string | null)[]): string | null {
@@ -64,7 +81,8 @@ function joinDistinct(values: (string | null)[]): string | null {
 
 async function recordDevice(ctx: CollectorContext, found: EtcdDiscovery): Promise<void> {
   const { facts, host } = ctx;
-  const located = await mountOfDataDir(ctx, found);
+  if (found.dataDir === null) return allUnknown(facts, DEVICE_FACTS, `etcd's data dir is unknown: ${found.dataDirUnknown ?? 'nothing says where it is'}`);
+  const located = await mountOfDataDir(ctx, { ...found, dataDir: found.dataDir });
   if ('reason' in located) return allUnknown(facts, DEVICE_FACTS, `the mount holding ${found.dataDir} cannot be found: ${located.reason}`);
   const { mount, table } = located;
   facts.set('etcd.device.fsType', mount.fsType, table);
@@ -88,6 +106,7 @@ async function recordDevice(ctx: CollectorContext, found: EtcdDiscovery): Promis
   if (rotational.includes(true)) facts.set('etcd.device.rotational', true, sysfs, rotationalDetail(device));
   else if (rotational.length && rotational.every((r) => r === false)) facts.set('etcd.device.rotational', false, sysfs, rotationalDetail(device));
   else facts.unknown('etcd.device.rotational', `no queue/rotational readable for ${device.disks.map((d) => d.sysPath).join(', ') || device.name}`, sysfs);
+  recordRotationalMeaning(facts, device, sysfs);
   facts.set('etcd.device.model', joinDistinct(device.disks.map((d) => d.model)), sysfs);
   facts.set('etcd.device.transport', joinDistinct(device.disks.map((d) => d.transport)), sysfs);
   facts.set('etcd.device.scheduler', joinDistinct(device.disks.map((d) => d.scheduler)), sysfs);
@@ -130,6 +149,9 @@ const etcdCollector: Collector = {
     const { found } = discovery;
     if (!found) {
       const looked = `looked at ${discovery.looked.join(', ')}`;
+      if (discovery.ignored.length > 0) {
+        return allUnknown(facts, this.provides, `something looks like etcd but nothing trusted says how it runs: ${discovery.ignored.join('; ')} (${looked})`);
+      }
       if (!discovery.procReadable) {
         return allUnknown(facts, this.provides, `no etcd configuration found and /proc is not readable, so a running etcd cannot be ruled out (${looked})`);
       }
@@ -138,7 +160,7 @@ const etcdCollector: Collector = {
       for (const key of this.provides.filter((k) => k !== 'etcd.present')) facts.set(key, null, 'inferred', absent);
       return;
     }
-    recordDiscovery(facts, found, discovery.otherPids);
+    recordDiscovery(facts, found, discovery.otherPids, discovery.ignored);
     await recordDevice(ctx, found);
     await recordMetrics(ctx, found);
   },

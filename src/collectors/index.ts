@@ -3,7 +3,7 @@
 import type { Collector } from './collector.ts';
 import kernel from './kernel.ts';
 import cpu from './cpu.ts';
-import tuned from './tuned.ts';
+import tuned from './tuned/collector.ts';
 import nodeRole from './node-role.ts';
 import inventory from './inventory.ts';
 import etcd from './etcd.ts';

@@ -164,6 +164,11 @@ function recordConfigFacts(ctx: CollectorContext, config: KernelConfig, path: st
 /** Two samples of jiffies at least a second apart; /proc/timer_list first (root only), then /proc/schedstat. */
 async function inferHz(ctx: CollectorContext, tried: string[]): Promise<void> {
   const { facts } = ctx;
+  if (!(await ctx.liveProc())) {
+    const reason = `/proc under ${ctx.host.root} is not a live procfs (a snapshot): the tick rate cannot be measured there`;
+    facts.unknown('kernel.hz', `no kernel config readable (tried: ${tried.join('; ')}); ${reason}`);
+    return;
+  }
   const sources: { path: string; sample: (text: string, wallSeconds: number) => JiffySample | undefined }[] = [
     { path: '/proc/timer_list', sample: (text) => parseTimerList(text) },
     {

@@ -2,7 +2,7 @@
 // embeds or launches it, or — for a snapshot without processes — the command systemd would start.
 import type { HostRoot } from '../host/host-root.ts';
 import { argsFrom, findProcesses, listProcesses, processCwd, type SourcedArg } from '../host/processes.ts';
-import { reconstructUnitCommand } from '../host/systemd-unit.ts';
+import { attributeOrigins, reconstructUnitCommand } from '../host/systemd-unit.ts';
 import { componentArgs, detectRancher, type RancherInstall } from './rancher.ts';
 
 export interface KubeletCommand {
@@ -23,10 +23,10 @@ export interface KubeletCommand {
   problems: string[];
 }
 
-/** Replaces /proc/<pid>/cmdline origins by the unit file or environment file that holds the same argument. */
-function attributeOrigins(args: SourcedArg[], unitArgs: SourcedArg[]): SourcedArg[] {
-  const known = new Map(unitArgs.map((arg) => [arg.text, arg.origin]));
-  return args.map((arg) => ({ text: arg.text, origin: known.get(arg.text) ?? arg.origin }));
+/** Where a k3s/rke2 command line was read: the process, its unit, its config file, or only its data dir. */
+export function rancherSource(rancher: RancherInstall): string {
+  if (rancher.process) return `/proc/${rancher.process.pid}/cmdline`;
+  return rancher.unit?.command.files[0] ?? rancher.configFiles[0] ?? rancher.dataDir;
 }
 
 export async function findKubeletCommand(host: HostRoot): Promise<KubeletCommand | undefined> {
@@ -46,8 +46,8 @@ export async function findKubeletCommand(host: HostRoot): Promise<KubeletCommand
   if (rancher && !unit) {
     const dropIns = `${rancher.dataDir}/agent/etc/kubelet.conf.d`;
     return {
-      via: rancher.distro, source: rancher.process ? `/proc/${rancher.process.pid}/cmdline` : rancher.configFiles[0] ?? `/etc/rancher/${rancher.distro}/config.yaml`,
-      args: componentArgs(rancher, 'kubelet'), cwd: '/', files: rancher.configFiles, rancher,
+      via: rancher.distro, source: rancherSource(rancher),
+      args: componentArgs(rancher, 'kubelet'), cwd: '/', files: [...rancher.configFiles, ...(rancher.unit?.command.files ?? [])], rancher,
       ...(rancher.process ? { pid: rancher.process.pid, binary: rancher.process.argv[0] } : {}),
       ...((await host.exists(dropIns)) ? { implicitConfigDir: dropIns } : {}),
       problems: rancher.problems,

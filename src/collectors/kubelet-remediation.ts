@@ -13,6 +13,11 @@ export function detectLayout(command: KubeletCommand): KubeletLayout {
   return command.via === 'systemd' || command.files.length > 0 ? 'systemd' : 'process';
 }
 
+/** A systemd unit file or one of its drop-ins. */
+export function isUnitFile(file: string): boolean {
+  return /\.service$/.test(file) || /\.service\.d\/[^/]+\.conf$/.test(file);
+}
+
 export interface QpsLocation {
   /** One line naming the file (and variable or key) that holds, or should hold, kubeAPIQPS. */
   setIn: string;
@@ -34,8 +39,20 @@ function flagFix(origin: string, qps: number, burst: number, layout: KubeletLayo
       fix: `The running kubelet gets --kube-api-qps from its command line (${origin}), not from a file found on this host: change it to --kube-api-qps=${qps} --kube-api-burst=${burst} wherever the kubelet is started, then restart it.`,
     };
   }
-  const [, file, variable] = inFile;
+  const [, file, variable] = inFile as unknown as [string, string, string | undefined];
   const where = variable ? `${file}, variable ${variable}` : `${file}`;
+  if ((layout === 'k3s' || layout === 'rke2') && isUnitFile(file) && !variable) {
+    return {
+      setIn: `--kubelet-arg=kube-api-qps on ExecStart in ${file}`,
+      fix: `In ${file} change ExecStart's --kubelet-arg=kube-api-qps and --kubelet-arg=kube-api-burst to kube-api-qps=${qps} and kube-api-burst=${burst} (or move them to /etc/rancher/${layout}/config.yaml as kubelet-arg entries), then systemctl daemon-reload and ${restartOf(layout)}.`,
+    };
+  }
+  if ((layout === 'k3s' || layout === 'rke2') && variable && /^[A-Z_][A-Z0-9_]*$/.test(variable)) {
+    return {
+      setIn: `--kubelet-arg=kube-api-qps in ${where}`,
+      fix: `In ${where} change --kubelet-arg=kube-api-qps and --kubelet-arg=kube-api-burst to kube-api-qps=${qps} and kube-api-burst=${burst}, then ${restartOf(layout)}.`,
+    };
+  }
   if (layout === 'k3s' || layout === 'rke2') {
     return {
       setIn: `kubelet-arg in ${file}`,

@@ -1,8 +1,12 @@
 // k3s and rke2 take the embedded components' flags as `<component>-arg` lists, in
-// /etc/rancher/<distro>/config.yaml, its config.yaml.d/*.yaml, and on the server/agent command line.
+// /etc/rancher/<distro>/config.yaml, its config.yaml.d/*.yaml, and on the server/agent command line:
+// the running process's, or — with no process (a snapshot, a stopped service) — the one its systemd
+// unit starts (k3s's install script writes every flag into ExecStart). Command-line values come
+// after the config files', so they win, as they do in k3s.
 import { parse as parseYaml } from 'yaml';
 import type { HostRoot } from '../host/host-root.ts';
-import { findProcesses, parseFlags, type HostProcess, type SourcedArg } from '../host/processes.ts';
+import { argsFrom, findProcesses, parseFlags, type HostProcess, type SourcedArg } from '../host/processes.ts';
+import { attributeOrigins, reconstructUnitCommand, type UnitCommand } from '../host/systemd-unit.ts';
 
 export type RancherDistro = 'k3s' | 'rke2';
 
@@ -10,6 +14,8 @@ export interface RancherInstall {
   distro: RancherDistro;
   role: 'server' | 'agent' | 'unknown';
   process?: HostProcess;
+  /** The systemd unit that starts it, when one is installed. */
+  unit?: { name: string; command: UnitCommand };
   configFiles: string[];
   dataDir: string;
   /** Config-file entries, in order, that could not be parsed. */
@@ -22,6 +28,24 @@ const MARKERS: Record<RancherDistro, string[]> = {
   k3s: ['/etc/rancher/k3s/config.yaml', '/var/lib/rancher/k3s/agent', '/etc/systemd/system/k3s.service', '/etc/systemd/system/k3s-agent.service'],
   rke2: ['/etc/rancher/rke2/config.yaml', '/var/lib/rancher/rke2/agent', '/usr/local/lib/systemd/system/rke2-server.service', '/usr/lib/systemd/system/rke2-server.service'],
 };
+/** Units the installers write: k3s's install script names the server unit k3s, rke2's tarball rke2-server. */
+const UNITS: Record<RancherDistro, { server: string; agent: string }> = {
+  k3s: { server: 'k3s.service', agent: 'k3s-agent.service' },
+  rke2: { server: 'rke2-server.service', agent: 'rke2-agent.service' },
+};
+
+/** The unit of the running role, else the server's, else the agent's; its ExecStart must start the distro. */
+async function rancherUnit(host: HostRoot, distro: RancherDistro, runningRole: string | undefined): Promise<RancherInstall['unit']> {
+  const names = runningRole === 'agent' ? [UNITS[distro].agent] : runningRole === 'server' ? [UNITS[distro].server] : [UNITS[distro].server, UNITS[distro].agent];
+  for (const name of names) {
+    const command = await reconstructUnitCommand(host, name);
+    const binary = command?.args[0]?.text ?? '';
+    if (command && binary.split('/').at(-1) === distro) return { name, command };
+  }
+  return undefined;
+}
+
+
 
 function rancherProcess(processes: HostProcess[], distro: RancherDistro): HostProcess | undefined {
   return findProcesses(processes, [distro, `${distro}-server`, `${distro}-agent`]).find(
@@ -66,8 +90,12 @@ export async function detectRancher(host: HostRoot, processes: HostProcess[]): P
         install.problems.push(`${file} is not valid YAML (${(error as Error).message.split('\n')[0]}); ${distro} would refuse to start with it`);
       }
     }
-    if (process) install.args.push(...process.argv.slice(2).map((text) => ({ text, origin: `/proc/${process.pid}/cmdline` })));
-    const role = process?.argv[1] ?? process?.comm.split('-')[1];
+    const runningRole = process?.argv[1] ?? process?.comm.split('-')[1];
+    const unit = await rancherUnit(host, distro, runningRole);
+    if (unit) install.unit = unit;
+    if (process) install.args.push(...attributeOrigins(argsFrom(process.argv.slice(2), `/proc/${process.pid}/cmdline`), unit?.command.args ?? []));
+    else if (unit) install.args.push(...unit.command.args.slice(2));
+    const role = runningRole ?? unit?.command.args[1]?.text;
     if (role === 'server' || role === 'agent') install.role = role;
     else if (await host.exists(`/var/lib/rancher/${distro}/server`)) install.role = 'server';
     const dataDir = parseFlags(install.args).get('data-dir')?.value ?? parseFlags(install.args).get('d')?.value;

@@ -17,7 +17,8 @@ export const DEFAULT_KUBELET_ROOT = path.posix.dirname(DEFAULT_PLUGINS_REGISTRY)
 const ATTACH_DAEMONS = ['iscsid', 'multipathd'];
 const MOUNT_TABLE = '/proc/1/mountinfo';
 /** Escaped in-tree plugin directory names (pods/<uid>/volumes/kubernetes.io~X) and plugin dirs (plugins/kubernetes.io/X). */
-const PLUGIN_KINDS = ['csi', 'iscsi', 'fc', 'rbd', 'nfs'] as const;
+/** In-tree attach plugins (cloud disks) count as their own kinds: each needs an attach before its mount. */
+const PLUGIN_KINDS = ['csi', 'iscsi', 'fc', 'rbd', 'nfs', 'aws-ebs', 'gce-pd', 'azure-disk', 'cinder', 'vsphere-volume'] as const;
 type MountKind = (typeof PLUGIN_KINDS)[number];
 
 async function kubeletRoot(host: HostRoot): Promise<{ dir: string; source: string }> {
@@ -70,7 +71,7 @@ const volumesHost: Collector = {
       for (const key of ['volumes.kubeletMounts', 'volumes.mountedCsiDrivers']) facts.unknown(key, table.reason, MOUNT_TABLE);
       return;
     }
-    const counts: Record<MountKind, number> = { csi: 0, nfs: 0, iscsi: 0, fc: 0, rbd: 0 };
+    const counts = Object.fromEntries(PLUGIN_KINDS.map((kind) => [kind, 0])) as Record<MountKind, number>;
     const drivers = new Set<string>();
     for (const entry of table.entries) {
       const kind = mountKind(entry, root.dir);

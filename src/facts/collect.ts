@@ -6,6 +6,7 @@ import type { Collector, CollectorContext } from '../collectors/collector.ts';
 import { COLLECTORS } from '../collectors/index.ts';
 import type { HostRoot } from '../host/host-root.ts';
 import { FactSet } from './fact-set.ts';
+import { isLiveProcfs } from '../host/procfs.ts';
 import type { WorkloadSnapshot } from '../workload/snapshot.ts';
 
 export interface CollectOptions {
@@ -14,15 +15,19 @@ export interface CollectOptions {
   now?: () => number;
   /** The agent's watch caches at scan time, for the API-derived facts. */
   cluster?: WorkloadSnapshot;
+  /** Overrides the procfs check (tests whose temp tree stands in for a live /proc). */
+  liveProc?: boolean;
 }
 
 export async function collectFacts(host: HostRoot, options: CollectOptions = {}): Promise<FactSet> {
   const facts = new FactSet();
+  let live: boolean | undefined;
   const ctx: CollectorContext = {
     host,
     facts,
     sleep: options.sleep ?? ((ms) => delay(ms)),
     now: options.now ?? (() => performance.now()),
+    liveProc: async () => options.liveProc ?? (live ??= await isLiveProcfs(host)),
     ...(options.cluster ? { cluster: options.cluster } : {}),
   };
   for (const collector of options.collectors ?? COLLECTORS) {

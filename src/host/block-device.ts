@@ -1,6 +1,7 @@
 // From a "major:minor" to the physical disks under it, through sysfs: /sys/dev/block/M:m links to
 // the device's directory; a partition's parent directory is its disk; a device-mapper device (LVM,
-// dm-crypt, multipath) lists what it is built on in slaves/, which may be dm devices again.
+// dm-crypt, multipath) lists what it is built on in slaves/, which may be dm devices again. Each device
+// is walked once (the stack is a DAG), and a multipath map's slaves are paths to one LUN, not disks.
 import { realpath } from 'node:fs/promises';
 import path from 'node:path';
 import type { HostRoot } from './host-root.ts';
@@ -15,12 +16,14 @@ export interface PhysicalDisk {
   model: string | null;
   transport: string | null;
   scheduler: string | null;
+  /** dm-multipath: the path devices (sdb, sdc) that reach this one LUN. */
+  paths?: string[];
 }
 
 export interface BlockDevice {
   /** The device the filesystem sits on: "sda2", "dm-0", "nvme0n1p1". */
   name: string;
-  kind: 'disk' | 'partition' | 'device-mapper';
+  kind: 'disk' | 'partition' | 'device-mapper' | 'multipath';
   /** Device-mapper name (dm/name), e.g. "vg0-etcd". */
   dmName: string | null;
   /** Top to bottom: "dm-0 → sda2 → sda". */
@@ -91,29 +94,58 @@ async function describeDisk(host: HostRoot, sysPath: string): Promise<PhysicalDi
 }
 
 interface Walk {
+  /** Every device met, once, in the order first reached. */
   chain: string[];
   disks: PhysicalDisk[];
+  /** sysfs paths already walked: a device-mapper stack is a DAG, and a crafted one must not cost a walk per path. */
+  visited: Set<string>;
+}
+
+/** dm-multipath maps (and their partitions, "part1-mpath-…") join paths to one LUN; their slaves are not separate disks. */
+function isMultipathUuid(uuid: string | null): boolean {
+  return uuid !== null && /^(?:part\d+-)*mpath-/.test(uuid);
 }
 
 async function walk(host: HostRoot, sysPath: string, depth: number, acc: Walk): Promise<string | undefined> {
   const name = path.posix.basename(sysPath);
   if (depth > MAX_DEPTH) return `${sysPath}: device stack deeper than ${MAX_DEPTH} levels`;
+  if (acc.visited.has(sysPath)) return undefined;
+  acc.visited.add(sysPath);
   acc.chain.push(name);
   if (await host.exists(`${sysPath}/partition`)) {
     return walk(host, path.posix.dirname(sysPath), depth + 1, acc);
   }
   const slaves = await host.listDir(`${sysPath}/slaves`);
-  if (slaves.ok && slaves.entries.length > 0) {
-    for (const slave of slaves.entries) {
-      const slavePath = await realHostPath(host, `/sys/class/block/${slave}`);
-      if (!slavePath) return `/sys/class/block/${slave} (a slave of ${name}) cannot be resolved`;
-      const problem = await walk(host, slavePath, depth + 1, acc);
-      if (problem) return problem;
-    }
+  if (!slaves.ok || slaves.entries.length === 0) {
+    acc.disks.push(await describeDisk(host, sysPath));
     return undefined;
   }
-  if (!acc.disks.some((disk) => disk.name === name)) acc.disks.push(await describeDisk(host, sysPath));
+  const multipath = isMultipathUuid(await readOptional(host, `${sysPath}/dm/uuid`));
+  const below: Walk = multipath ? { chain: acc.chain, disks: [], visited: acc.visited } : acc;
+  for (const slave of slaves.entries) {
+    const slavePath = await realHostPath(host, `/sys/class/block/${slave}`);
+    if (!slavePath) return `/sys/class/block/${slave} (a slave of ${name}) cannot be resolved`;
+    const problem = await walk(host, slavePath, depth + 1, below);
+    if (problem) return problem;
+  }
+  if (multipath) acc.disks.push(await multipathDisk(host, sysPath, below.disks));
   return undefined;
+}
+
+/** One LUN reached over several paths: named after the map, described by its first path, its paths listed. */
+async function multipathDisk(host: HostRoot, sysPath: string, paths: PhysicalDisk[]): Promise<PhysicalDisk> {
+  const name = (await readOptional(host, `${sysPath}/dm/name`)) ?? path.posix.basename(sysPath);
+  const first = paths[0];
+  const rotational = paths.some((p) => p.rotational === true) ? true : paths.length > 0 && paths.every((p) => p.rotational === false) ? false : null;
+  return {
+    name,
+    sysPath,
+    rotational,
+    model: first?.model ?? null,
+    transport: first?.transport ?? null,
+    scheduler: first?.scheduler ?? null,
+    paths: paths.map((p) => p.name),
+  };
 }
 
 export async function blockDeviceFor(host: HostRoot, majorMinor: string): Promise<BlockDeviceResult> {
@@ -123,13 +155,14 @@ export async function blockDeviceFor(host: HostRoot, majorMinor: string): Promis
   const link = `/sys/dev/block/${majorMinor}`;
   const sysPath = await realHostPath(host, link);
   if (!sysPath || !(await host.exists(sysPath))) return { ok: false, reason: `${link} does not exist or cannot be resolved` };
-  const acc: Walk = { chain: [], disks: [] };
+  const acc: Walk = { chain: [], disks: [], visited: new Set() };
   const problem = await walk(host, sysPath, 0, acc);
   if (problem) return { ok: false, reason: problem };
   const name = path.posix.basename(sysPath);
   const dmName = await readOptional(host, `${sysPath}/dm/name`);
   const isPartition = await host.exists(`${sysPath}/partition`);
-  const kind = dmName !== null || acc.chain.length > 1 && !isPartition ? 'device-mapper' : isPartition ? 'partition' : 'disk';
+  const multipath = isMultipathUuid(await readOptional(host, `${sysPath}/dm/uuid`));
+  const kind = multipath ? 'multipath' : dmName !== null || acc.chain.length > 1 && !isPartition ? 'device-mapper' : isPartition ? 'partition' : 'disk';
   return { ok: true, device: { name, kind, dmName, chain: acc.chain, disks: acc.disks } };
 }
 

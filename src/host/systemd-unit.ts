@@ -13,6 +13,10 @@ export interface UnitCommand {
   files: string[];
   args: SourcedArg[];
   workingDirectory: string;
+  /** Environment= and EnvironmentFile= variables, as the service's process gets them. */
+  environment: Map<string, EnvValue>;
+  /** EnvironmentFile= entries that could not be read (a required one stops the unit from starting). */
+  unreadableEnvironmentFiles: { path: string; optional: boolean; code: string; reason: string }[];
 }
 
 interface Assignment {
@@ -21,7 +25,7 @@ interface Assignment {
   file: string;
 }
 
-interface EnvValue {
+export interface EnvValue {
   value: string;
   origin: string;
 }
@@ -139,12 +143,17 @@ export function expandExecStart(line: string, env: Map<string, EnvValue>, unitFi
   return args;
 }
 
+/** etcd@m1.service falls back to the template etcd@.service, as systemd does. */
+function templateOf(unit: string): string | undefined {
+  const match = /^([^@]+)@[^.]+(\.\w+)$/.exec(unit);
+  return match ? `${match[1]}@${match[2]}` : undefined;
+}
+
 async function unitFiles(host: HostRoot, unit: string): Promise<string[]> {
   let main: string | undefined;
-  for (const dir of UNIT_DIRS) {
-    if (await host.exists(`${dir}/${unit}`)) {
-      main = `${dir}/${unit}`;
-      break;
+  for (const name of [unit, templateOf(unit)]) {
+    for (const dir of name ? UNIT_DIRS : []) {
+      if (!main && (await host.exists(`${dir}/${name}`))) main = `${dir}/${name}`;
     }
   }
   const dropIns = new Map<string, string>();
@@ -162,10 +171,11 @@ async function unitFiles(host: HostRoot, unit: string): Promise<string[]> {
 export async function reconstructUnitCommand(host: HostRoot, unit: string): Promise<UnitCommand | undefined> {
   const files = await unitFiles(host, unit);
   if (files.length === 0) return undefined;
+  const specifiers = await specifiersOf(host, unit);
   const assignments: Assignment[] = [];
   for (const file of files) {
     const text = await host.readText(file);
-    if (text.ok) assignments.push(...serviceAssignments(text.text, file));
+    if (text.ok) assignments.push(...serviceAssignments(text.text, file).map((a) => ({ ...a, value: expandSpecifiers(a.value, specifiers) })));
   }
   const env = new Map<string, EnvValue>();
   let envFiles: { path: string; optional: boolean }[] = [];
@@ -187,12 +197,34 @@ export async function reconstructUnitCommand(host: HostRoot, unit: string): Prom
     }
   }
   const used = [...files];
+  const unreadableEnvironmentFiles: UnitCommand['unreadableEnvironmentFiles'] = [];
   for (const envFile of envFiles) {
     const text = await host.readText(envFile.path);
-    if (!text.ok) continue;
+    if (!text.ok) {
+      unreadableEnvironmentFiles.push({ ...envFile, code: text.code, reason: text.reason });
+      continue;
+    }
     used.push(envFile.path);
     for (const [key, value] of parseEnvironmentFile(text.text)) env.set(key, { value, origin: `${envFile.path} (${key})` });
   }
   if (!execStart) return undefined;
-  return { files: used, args: expandExecStart(execStart.value, env, execStart.file), workingDirectory };
+  return { files: used, args: expandExecStart(execStart.value, env, execStart.file), workingDirectory, environment: env, unreadableEnvironmentFiles };
+}
+
+/** The unit specifiers unit files use for paths and names (systemd.unit(5) "Specifiers"). */
+async function specifiersOf(host: HostRoot, unit: string): Promise<Record<string, string>> {
+  const name = unit.replace(/\.\w+$/, '');
+  const [prefix, instance] = name.includes('@') ? (name.split('@', 2) as [string, string]) : [name, ''];
+  const hostname = await host.readValue('/etc/hostname');
+  return { n: unit, N: name, p: prefix, i: instance, I: instance, H: hostname.ok ? hostname.text : '%H', '%': '%' };
+}
+
+function expandSpecifiers(value: string, specifiers: Record<string, string>): string {
+  return value.replace(/%([nNpiIH%])/g, (all, letter: string) => specifiers[letter] ?? all);
+}
+
+/** Replaces /proc/<pid>/cmdline origins by the unit file or environment file that holds the same argument. */
+export function attributeOrigins(args: SourcedArg[], unitArgs: SourcedArg[]): SourcedArg[] {
+  const known = new Map(unitArgs.map((arg) => [arg.text, arg.origin]));
+  return args.map((arg) => ({ text: arg.text, origin: known.get(arg.text) ?? arg.origin }));
 }

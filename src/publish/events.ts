@@ -1,6 +1,6 @@
 // Node Events for transitions only. The previous state is read from the report annotation already
 // on the Node, so a restarted agent (no memory) neither repeats nor misses an Event.
-import type { CoreV1Event } from '@kubernetes/client-node';
+import type { EventObject } from '../kube/objects.ts';
 import type { Finding, Report, Severity } from '../report/types.ts';
 import { renderFindingLine } from './annotations.ts';
 import { oneLine, truncateBytes } from './text-bytes.ts';
@@ -60,7 +60,7 @@ export interface NodeRef {
 }
 
 /** A core/v1 Event on the Node, as kubelet writes them (what `kubectl describe node` lists). */
-export function eventObject(transition: Transition, node: NodeRef, now: Date, suffix: string): CoreV1Event {
+export function eventObject(transition: Transition, node: NodeRef, now: Date, suffix: string): EventObject {
   return {
     apiVersion: 'v1',
     kind: 'Event',
@@ -73,8 +73,8 @@ export function eventObject(transition: Transition, node: NodeRef, now: Date, su
     reportingComponent: REPORTING_COMPONENT,
     reportingInstance: node.name,
     action: transition.reason === REASON_RECOMMENDATION ? 'Recommend' : 'Resolve',
-    firstTimestamp: now,
-    lastTimestamp: now,
+    firstTimestamp: now.toISOString(),
+    lastTimestamp: now.toISOString(),
     count: 1,
   };
 }

@@ -35,6 +35,10 @@ export interface AgentMetrics {
   setReport(report: Report, durationSeconds: number, finishedAtMs: number): void;
   scanFailed(): void;
   countApiRequest(verb: string, code: string): void;
+  /** A list-watch failed (and will list again after a backoff); reason is a bounded label. */
+  countWatchError(watch: string, reason: string): void;
+  /** A rejected promise nobody handled, caught by the last-resort handler (a bug: the agent keeps serving). */
+  countUnhandledRejection(): void;
   /** One pod's start-up phase on this node, as the pod watch observed it. */
   observePodPhase(phase: string, seconds: number): void;
 }
@@ -153,8 +157,15 @@ export function createAgentMetrics(version: string): AgentMetrics {
   });
   const scanErrors = new Counter({ name: `${P}scan_errors_total`, help: 'Scans that failed.', registers: [registry] });
   const apiRequests = new Counter({
-    name: `${P}api_requests_total`, help: 'Requests this agent sent to kube-apiserver, by verb and HTTP code.',
+    name: `${P}api_requests_total`, help: 'Requests this agent sent to kube-apiserver, by verb and code (HTTP status, or timeout, malformed, a network error).',
     labelNames: ['verb', 'code'], registers: [registry],
+  });
+  const watchErrors = new Counter({
+    name: `${P}watch_errors_total`, help: 'List-watch failures by watch and reason; each is followed by a LIST after a backoff.',
+    labelNames: ['watch', 'reason'], registers: [registry],
+  });
+  const unhandled = new Counter({
+    name: `${P}unhandled_rejections_total`, help: 'Rejected promises nobody handled (an agent bug, logged; the agent keeps serving).', registers: [registry],
   });
   const podPhases = new Histogram({
     name: `${P}pod_startup_phase_seconds`,
@@ -193,6 +204,8 @@ export function createAgentMetrics(version: string): AgentMetrics {
     },
     scanFailed: () => { touch(); scanErrors.inc(); },
     countApiRequest: (verb, code) => { touch(); apiRequests.inc({ verb, code }); },
+    countWatchError: (watch, reason) => { touch(); watchErrors.inc({ watch, reason }); },
+    countUnhandledRejection: () => { touch(); unhandled.inc(); },
     observePodPhase: (phase, seconds) => { touch(); podPhases.observe({ phase }, seconds); },
   };
 }

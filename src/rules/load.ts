@@ -1,7 +1,7 @@
 // Loads rule files: YAML parse errors and schema errors both come back as file:line:col with the key,
 // never as exceptions. The bundled rules/ directory is always loaded first unless the caller opts out.
 import { constants as fsConstants } from 'node:fs';
-import { open, readdir, stat, type FileHandle } from 'node:fs/promises';
+import { open, readdir, realpath, stat, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Ajv, type ErrorObject } from 'ajv';
@@ -49,9 +49,14 @@ const validateFile = ajv.compile(ruleFileSchema);
 /** Each entry may be a directory (its *.yaml / *.yml files, sorted) or a single file. */
 export async function loadRules(locations: string[]): Promise<RuleLoadResult> {
   const result: RuleLoadResult = { rules: [], overrides: [], files: [], errors: [] };
+  // `rules lint rules` names the bundled directory a second time: a file is loaded once, whatever path reaches it.
+  const loaded = new Set<string>();
   for (const location of locations) {
     const files = await ruleFilesAt(location, result.errors);
     for (const file of files) {
+      const identity = await realpath(file).catch(() => path.resolve(file));
+      if (loaded.has(identity)) continue;
+      loaded.add(identity);
       result.files.push(file);
       await loadFile(file, result);
     }

@@ -2,7 +2,7 @@
 // stand-in apiserver; SIGTERM ends it cleanly while /metrics kept serving.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { PassThrough } from 'node:stream';
 import { main } from '../../src/cli/main.ts';
@@ -69,4 +69,17 @@ test('agent process publishes, serves /metrics, and exits 0 on SIGTERM', async (
   child.kill('SIGTERM');
   assert.equal(await exited, 0, err);
   assert.ok(Object.keys(server.node('worker-1')?.metadata.annotations).every((k: string) => k.startsWith(ANNOTATION_PREFIX)));
+});
+
+test('last resort: a rejection nobody handles is logged (cleaned) and counted, and the process keeps running', () => {
+  const module = new URL('../../src/cli/commands/agent.ts', import.meta.url).href;
+  const script = `
+    const { keepServingOnUnhandledRejection } = await import(${JSON.stringify(module)});
+    keepServingOnUnhandledRejection((line) => process.stderr.write(line + '\\n'), () => process.stdout.write('counted\\n'));
+    Promise.reject(new Error('boom \\u001b[31mred'));
+    setTimeout(() => process.stdout.write('still serving\\n'), 50);`;
+  const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+  assert.equal(run.status, 0, run.stderr);
+  assert.equal(run.stdout, 'counted\nstill serving\n');
+  assert.equal(run.stderr, 'internal error (unhandled rejection, kept running): boom [31mred\n', 'no control character reaches the log');
 });

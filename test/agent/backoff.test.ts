@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ApiException } from '@kubernetes/client-node';
-import { MAX_RETRY_AFTER_MS, TokenBucket, backoffDelay, jittered, retryDelay } from '../../src/agent/backoff.ts';
+import { MAX_RETRY_AFTER_MS, TokenBucket, backoffDelay, jittered, retryDelay } from '../../src/kube/backoff.ts';
+import { KubeError, parseRetryAfter } from '../../src/kube/errors.ts';
 import { transitions } from '../../src/publish/events.ts';
 import { failingRulesOnNode, renderAnnotations } from '../../src/publish/annotations.ts';
 import { finding, report, seedReport } from '../helpers/reports.ts';
@@ -28,7 +28,7 @@ test('backoff grows exponentially, is jittered, and is capped', () => {
 
 test('Retry-After (seconds or date) wins over a shorter backoff, and is bounded', () => {
   const policy = { baseMs: 100, capMs: 1000 };
-  const tooMany = (value: string) => new ApiException(429, 'Too Many Requests', '{}', { 'retry-after': value });
+  const tooMany = (value: string) => new KubeError({ verb: 'watch', target: 'nodes', code: '429', status: 429, detail: '', retryAfterMs: parseRetryAfter(value) });
   assert.equal(retryDelay(tooMany('7'), 1, policy, () => 1), 7000);
   assert.equal(retryDelay(tooMany('86400'), 1, policy, () => 1), MAX_RETRY_AFTER_MS);
   const date = new Date(Date.now() + 5000).toUTCString();

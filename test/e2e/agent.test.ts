@@ -9,7 +9,6 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { FIELD_MANAGER } from '../../src/agent/kube.ts';
 import { parseAnnotations, REPORT_KEY } from '../../src/publish/annotations.ts';
 import { auditArgs, describeRequests, isWrite, type AuditLog } from '../helpers/audit.ts';
 import { AgentProcess, buildApp, scrape } from '../helpers/bundled-agent.ts';
@@ -17,7 +16,7 @@ import { ControlPlane, realServerTier } from '../helpers/control-plane.ts';
 import { createReadyNode, ensureNamespace } from '../helpers/kube-objects.ts';
 import { BASE, REPO } from '../helpers/manifests.ts';
 import {
-  AGENT_USER, PREFIX, agentIdentity, applyKustomization, daemonSetRun, nodeEvents, ownAnnotations, type AgentIdentity, type LocalRun,
+  AGENT_FIELD_MANAGER, AGENT_USER, PREFIX, agentIdentity, applyKustomization, daemonSetRun, nodeEvents, ownAnnotations, type AgentIdentity, type LocalRun,
 } from '../helpers/shipped.ts';
 
 const A = 'agent-a';
@@ -120,7 +119,7 @@ describe('the bundled agent on a real kube-apiserver', realServerTier(), () => {
     assert.deepEqual(requests.filter((r) => r.code >= 400), [], 'every request the agent needs is granted');
     assert.equal(writes[0]?.code, 200);
     assert.deepEqual(await ownAnnotations(cp, A), expected, 'the Node carries what --dry-run said');
-    const entries = ((await cp.must('GET', `/api/v1/nodes/${A}`)).metadata.managedFields as any[]).filter((m) => m.manager === FIELD_MANAGER);
+    const entries = ((await cp.must('GET', `/api/v1/nodes/${A}`)).metadata.managedFields as any[]).filter((m) => m.manager === AGENT_FIELD_MANAGER);
     assert.deepEqual(entries.map((m) => Object.keys(m.fieldsV1['f:metadata']).join()), ['f:annotations'], 'its own managedFields entry, owning only annotations');
 
     const events = await nodeEvents(cp, A);

@@ -1,7 +1,7 @@
-// Runs the real agent wiring (client-node over HTTP) against the fake apiserver.
+// Runs the real agent wiring (the project's Kubernetes client over HTTP) against the fake apiserver.
 import type { Report } from '../../src/report/types.ts';
 import type { Agent, AgentOptions } from '../../src/agent/agent.ts';
-import { TokenBucket } from '../../src/agent/backoff.ts';
+import { TokenBucket } from '../../src/kube/backoff.ts';
 import { wireAgent } from '../../src/agent/wire.ts';
 import type { AgentMetrics } from '../../src/publish/metrics.ts';
 import type { WorkloadSnapshot } from '../../src/workload/snapshot.ts';
@@ -24,15 +24,19 @@ export function runAgent(
   opts: {
     agent?: Partial<AgentOptions>; stopAfterScans?: number; metrics?: AgentMetrics; dryRunOut?: NodeJS.WritableStream;
     workload?: WorkloadState;
+    /** Default worker-1. */
+    nodeName?: string;
+    /** Default 500 ms (the stand-in answers at once); the real server on a busy machine needs more. */
+    requestTimeoutMs?: number;
   } = {},
 ): RunningAgent {
   const logs: string[] = [];
   let scans = 0;
   let agent: Agent | undefined;
   agent = wireAgent({
-    kubeconfig, nodeName: 'worker-1', log: (line) => logs.push(line), metrics: opts.metrics, dryRunOut: opts.dryRunOut,
+    kubeconfig, nodeName: opts.nodeName ?? 'worker-1', log: (line) => logs.push(line), metrics: opts.metrics, dryRunOut: opts.dryRunOut,
     ...(opts.workload ? { workload: opts.workload } : {}),
-    limiter: new TokenBucket(1000, 1000), ownWriteWaitMs: 2_000, requestTimeoutMs: 500,
+    limiter: new TokenBucket(1000, 1000), requestTimeoutMs: opts.requestTimeoutMs ?? 500,
     agent: { ...FAST, ...opts.agent },
     scan: async (cluster) => {
       scans += 1;

@@ -261,6 +261,26 @@ export class ControlPlane {
     return file;
   }
 
+  /**
+   * A kubeconfig whose user entry is `user` as written in a kubeconfig (e.g. {token}, {'client-certificate-data',
+   * 'client-key-data'}, {exec: {...}}); JSON, which every YAML reader reads. CA embedded.
+   */
+  async writeKubeconfigWith(file: string, name: string, user: Record<string, unknown>): Promise<string> {
+    const config = {
+      apiVersion: 'v1', kind: 'Config', 'current-context': name,
+      clusters: [{ name: 'envtest', cluster: { server: this.url, 'certificate-authority-data': Buffer.from(this.ca).toString('base64') } }],
+      users: [{ name, user }],
+      contexts: [{ name, context: { cluster: 'envtest', user: name } }],
+    };
+    await writeFile(file, JSON.stringify(config, null, 2), { mode: 0o600 });
+    return file;
+  }
+
+  /** The CA certificate (PEM) clients must trust. */
+  get caPem(): string {
+    return this.ca;
+  }
+
   /** A client certificate signed by the test CA (e.g. CN=system:node:NAME, O=system:nodes). */
   async clientCert(commonName: string, organization?: string): Promise<{ cert: string; key: string }> {
     const base = path.join(this.dir, 'pki', `client-${randomBytes(4).toString('hex')}`);

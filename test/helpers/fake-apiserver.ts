@@ -27,6 +27,12 @@ export interface Fault {
   hang?: boolean;
   /** Answer normally, but only after this many milliseconds. */
   delayMs?: number;
+  /** Match only watch requests (true) or only the rest (false); either when unset. */
+  watch?: boolean;
+  /** Answer `status` with these raw lines as the body (a malformed watch stream or list), then close. */
+  lines?: string[];
+  /** Send `status` and the headers, then nothing, keeping the connection open (a silent watch). */
+  silent?: boolean;
 }
 
 type Obj = Record<string, any>;
@@ -49,6 +55,9 @@ export class FakeApiServer {
   private readonly watchers = new Set<Watcher>();
   private readonly faults: { method: string; prefix: string; fault: Fault }[] = [];
   private readonly hung = new Set<ServerResponse>();
+  private readonly sockets = new Set<import('node:net').Socket>();
+  /** Hung or silent responses whose connection the client closed (a timeout or stop that really aborted). */
+  abandoned = 0;
   private rv = 100;
   /** Watches asking for an older resourceVersion get 410 Gone (as after etcd compaction). */
   oldestWatchableRv = 0;
@@ -107,6 +116,11 @@ export class FakeApiServer {
     return this.requests.filter((r) => r.method === method && r.path.startsWith(pathPrefix) && filter(r)).length;
   }
 
+  /** TCP connections open to the server right now. */
+  openConnections(): number {
+    return this.sockets.size;
+  }
+
   writes(): number {
     return this.requests.filter((r) => r.method !== 'GET').length;
   }
@@ -139,6 +153,10 @@ export class FakeApiServer {
 
   async start(): Promise<void> {
     this.server = createServer((req, res) => void this.handle(req, res));
+    this.server.on('connection', (socket) => {
+      this.sockets.add(socket);
+      socket.on('close', () => this.sockets.delete(socket));
+    });
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
     this.port = (this.server.address() as AddressInfo).port;
   }
@@ -146,7 +164,9 @@ export class FakeApiServer {
   async stop(): Promise<void> {
     for (const w of this.watchers) w.res.end();
     for (const c of Object.values(this.watchable)) c.close();
-    for (const res of this.hung) res.destroy();
+    const hung = [...this.hung];
+    this.hung.clear();
+    for (const res of hung) res.destroy();
     this.server?.closeAllConnections();
     await new Promise<void>((resolve) => this.server?.close(() => resolve()));
   }
@@ -186,10 +206,21 @@ export class FakeApiServer {
       try { body = JSON.parse(raw); } catch { body = raw; }
     }
     this.requests.push({ method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, contentType, body, at: performance.now() });
-    const i = this.faults.findIndex((f) => f.method === req.method && url.pathname.startsWith(f.prefix));
+    const isWatch = url.searchParams.get('watch') === 'true' || url.searchParams.get('watch') === '1';
+    const i = this.faults.findIndex((f) => f.method === req.method && url.pathname.startsWith(f.prefix)
+      && (f.fault.watch === undefined || f.fault.watch === isWatch));
     if (i >= 0) {
       const { fault } = this.faults.splice(i, 1)[0] as { fault: Fault };
-      if (fault.hang) { this.hung.add(res); return; }
+      if (fault.hang || fault.silent) {
+        this.hung.add(res);
+        res.on('close', () => { if (this.hung.delete(res)) this.abandoned += 1; });
+        if (fault.silent) res.writeHead(fault.status, { 'content-type': JSON_TYPE, 'transfer-encoding': 'chunked' }).flushHeaders();
+        return;
+      }
+      if (fault.lines) {
+        res.writeHead(fault.status, { 'content-type': JSON_TYPE }).end(fault.lines.map((l) => `${l}\n`).join(''));
+        return;
+      }
       if (fault.delayMs !== undefined) {
         await new Promise((resolve) => setTimeout(resolve, fault.delayMs));
         return this.route(req.method ?? 'GET', url, contentType, body, res);

@@ -32,7 +32,7 @@ export async function assertCollectorsSurviveGarbage(options: GarbageOptions): P
           await writeFile(path.join(root, hostPath), data);
         }
         const facts = new FactSet();
-        const ctx = { host: new HostRoot(root), facts, sleep: async () => {}, now: () => run * 1000 };
+        const ctx = { host: new HostRoot(root), facts, sleep: async () => {}, now: () => run * 1000, liveProc: async () => true };
         for (const collector of options.collectors) await collector.collect(ctx);
         for (const key of facts.keys()) {
           const fact = facts.get(key);

@@ -5,7 +5,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { FIELD_MANAGER } from '../../src/agent/kube.ts';
 import type { ControlPlane } from './control-plane.ts';
 import { createBoundPod, podBoundToken, waitForAdmission } from './kube-objects.ts';
 import type { K8sObject } from './manifests.ts';
@@ -14,6 +13,12 @@ export const AGENT_NAMESPACE = 'node-tuning-advisor';
 export const AGENT_SA = 'node-tuning-advisor';
 export const AGENT_USER = `system:serviceaccount:${AGENT_NAMESPACE}:${AGENT_SA}`;
 export const PREFIX = 'node-tuning-advisor.io/';
+/**
+ * The agent's managedFields entry on its Node, named by its User-Agent (src/kube/requests.ts). The
+ * admission policy lets it change only entries that own nothing but our annotations, so the name must
+ * be its own: an entry shared with another writer's fields would get its writes refused.
+ */
+export const AGENT_FIELD_MANAGER = 'node-tuning-advisor';
 export const CRD_DIR = path.resolve(import.meta.dirname, '../fixtures/crds');
 const MERGE = 'application/merge-patch+json';
 
@@ -67,7 +72,7 @@ export async function agentIdentity(cp: ControlPlane, node: string, dir: string,
   await mkdir(dir, { recursive: true });
   const kubeconfig = await cp.writeKubeconfig(path.join(dir, `${podName}.kubeconfig`), AGENT_USER, token);
   const probe = { metadata: { annotations: { [`${PREFIX}probe`]: 'x' } } };
-  await waitForAdmission(async () => (await cp.request('PATCH', `/api/v1/nodes/${node}?dryRun=All&fieldManager=${FIELD_MANAGER}`, probe, { token, contentType: MERGE })).status, 200, 30_000);
+  await waitForAdmission(async () => (await cp.request('PATCH', `/api/v1/nodes/${node}?dryRun=All&fieldManager=${AGENT_FIELD_MANAGER}`, probe, { token, contentType: MERGE })).status, 200, 30_000);
   return { node, token, kubeconfig, pod };
 }
 

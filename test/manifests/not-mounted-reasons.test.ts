@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { recommendProfile } from '../../src/collectors/tuned-recommend.ts';
+import { recommendProfile } from '../../src/collectors/tuned/recommend.ts';
 import { HostRoot } from '../../src/host/host-root.ts';
 import { fixtureHost, tempHost } from '../helpers/fixtures.ts';
 

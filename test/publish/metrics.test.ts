@@ -106,6 +106,7 @@ test('scrapes read the cached report and never trigger a scan', async (t) => {
   api.addNode('worker-1');
   const metrics = createAgentMetrics('0.1.0');
   const agent = runAgent(api.writeKubeconfig(), () => seedReport(), { metrics, agent: { intervalMs: 60_000 } });
+  t.after(async () => { agent.agent.stop(); await agent.result; });
   const server = await startMetricsServer(metrics, { host: '127.0.0.1', port: 0 }, () => agent.agent.ready);
   t.after(() => server.close());
   while (api.count('PATCH') === 0) await new Promise((r) => setTimeout(r, 10));
@@ -123,6 +124,7 @@ test('metrics and health keep serving while the API server is unreachable', asyn
   await api.stop();
   const metrics = createAgentMetrics('0.1.0');
   const agent = runAgent(kubeconfig, () => seedReport(), { metrics, agent: { intervalMs: 60_000 } });
+  t.after(async () => { agent.agent.stop(); await agent.result; });
   const server = await startMetricsServer(metrics, { host: '127.0.0.1', port: 0 }, () => agent.agent.ready);
   t.after(() => server.close());
   while (!/ECONNREFUSED/.test(agent.logs.join('\n'))) await new Promise((r) => setTimeout(r, 10));
@@ -133,7 +135,7 @@ test('metrics and health keep serving while the API server is unreachable', asyn
     await new Promise((r) => setTimeout(r, 50));
     body = (await scrape(server.port)).body;
   }
-  assert.match(body, /^node_tuning_advisor_api_requests_total\{verb="list",code="error"\} [1-9]/m);
+  assert.match(body, /^node_tuning_advisor_api_requests_total\{verb="list",code="ECONNREFUSED"\} [1-9]/m);
   assert.match(body, /^node_tuning_advisor_score 73$/m, 'the scan result is exported even before it could be published');
   agent.agent.stop();
   assert.equal(await agent.result, 0);

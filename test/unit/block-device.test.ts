@@ -66,3 +66,43 @@ test('mountinfo and sysfs parsers never throw on garbage', () => {
     { numRuns: 300 },
   );
 });
+
+test('dm-multipath: the paths of one LUN are one disk, not several', async () => {
+  const result = await blockDeviceFor(new HostRoot(fixtureHost('etcd-dm-multipath')), '253:1');
+  assert.ok(result.ok);
+  const { device } = result;
+  assert.deepEqual([device.name, device.kind, device.dmName], ['dm-1', 'multipath', 'mpathA']);
+  assert.deepEqual(device.disks.map((disk) => [disk.name, disk.paths, disk.rotational, disk.transport, disk.model]), [
+    ['mpathA', ['sdb', 'sdc'], false, 'iscsi', 'etcd-lun'],
+  ]);
+});
+
+/** A HostRoot that counts directory listings: the walk's work. */
+class CountingHost extends HostRoot {
+  listings = 0;
+  override listDir(p: string) { this.listings++; return super.listDir(p); }
+}
+
+test('a crafted device-mapper DAG (every dm of a level lists every dm of the next as a slave) is walked once per device', async (t) => {
+  const { tempHost } = await import('../helpers/fixtures.ts');
+  const width = 4;
+  const levels = 5;
+  const files: Record<string, string> = {};
+  const dm = (level: number, i: number) => (level === 0 ? 'dm-0' : `dm-${1 + (level - 1) * width + i}`);
+  const add = (name: string, slaves: string[]) => {
+    files[`sys/devices/virtual/block/${name}/dev`] = '253:0\n';
+    files[`sys/class/block/${name}`] = `->../../devices/virtual/block/${name}`;
+    for (const slave of slaves) files[`sys/devices/virtual/block/${name}/slaves/${slave}`] = `->../../${slave}`;
+  };
+  const row = (level: number) => Array.from({ length: level === 0 ? 1 : width }, (_, i) => dm(level, i));
+  for (let level = 0; level < levels; level++) for (const name of row(level)) add(name, level === levels - 1 ? ['sda'] : row(level + 1));
+  files['sys/devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block/sda/queue/rotational'] = '0\n';
+  files['sys/class/block/sda'] = '->../../devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block/sda';
+  files['sys/dev/block/253:0'] = '->../../devices/virtual/block/dm-0';
+  const host = new CountingHost(await tempHost(t, files));
+  const result = await blockDeviceFor(host, '253:0');
+  assert.ok(result.ok, result.ok ? '' : result.reason);
+  assert.deepEqual(result.device.disks.map((disk) => disk.name), ['sda']);
+  const devices = 1 + width * (levels - 1) + 1;
+  assert.ok(host.listings <= devices, `${host.listings} listings for ${devices} devices (a walk per path would take ${width ** (levels - 1)}+)`);
+});

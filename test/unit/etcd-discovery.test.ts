@@ -12,7 +12,7 @@ test('kubespray, seed 001 "before": ETCD_DATA_DIR on the HDD root partition', as
   const facts = await factsOf('etcd-kubespray-hdd', [etcd]);
   assert.equal(facts.value('etcd.present'), true);
   assert.equal(facts.value('etcd.setup'), 'kubespray');
-  assert.deepEqual([facts.value('etcd.dataDir'), facts.get('etcd.dataDir')?.source], ['/var/lib/etcd', '/etc/etcd.env']);
+  assert.deepEqual([facts.value('etcd.dataDir'), facts.get('etcd.dataDir')?.source], ['/var/lib/etcd', '/etc/etcd.env (ETCD_DATA_DIR)']);
   assert.equal(facts.value('etcd.device.name'), 'sda2');
   assert.equal(facts.value('etcd.device.kind'), 'partition');
   assert.deepEqual(facts.value('etcd.device.disks'), ['sda']);
@@ -134,4 +134,10 @@ test('parsers never throw on garbage', () => {
     }),
     { numRuns: 300 },
   );
+});
+
+test('etcd on dm-multipath: one disk (the map) reached over two iSCSI paths', async () => {
+  const facts = await factsOf('etcd-dm-multipath', [etcd]);
+  assert.deepEqual([facts.value('etcd.device.kind'), facts.value('etcd.device.disks')], ['multipath', ['mpathA']]);
+  assert.equal(facts.get('etcd.device.rotational')?.detail, 'mpathA (multipath over sdb, sdc): rotational=0, transport iscsi');
 });

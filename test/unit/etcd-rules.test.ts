@@ -49,6 +49,7 @@ test('thresholds: slow histograms, a slow probe on virtio, ionice levels, events
   set('etcd.backendCommit.p99Ms', (latency.backendCommitP99?.value ?? 0) * 1000);
   set('etcd.device.rotational', true);
   set('etcd.device.transport', 'virtio');
+  set('etcd.device.rotationalIsMedium', false);
   set('etcd.fsync.probed', true);
   set('etcd.fsync.p99Ms', 12.5);
   set('etcd.ioPriority.class', 'best-effort');

@@ -23,7 +23,7 @@ test('falls through to /boot/config-<release> on a RHEL-like host with HZ=1000',
 });
 
 test('without any kernel config or tick counter, kernel.hz is unknown and lists every path tried', async () => {
-  const facts = await factsOf('no-kernel-config', [kernel]);
+  const facts = await factsOf('no-kernel-config', [kernel], { liveProc: true });
   const hz = facts.get('kernel.hz');
   assert.equal(hz?.value, null);
   for (const tried of ['/proc/config.gz', '/boot/config-6.8.0-1015-aws', '/lib/modules/6.8.0-1015-aws/config',
@@ -41,6 +41,7 @@ test('with no config, HZ is inferred from two /proc/timer_list reads and snapped
   const root = await tempHost(t, { 'proc/sys/kernel/osrelease': '6.8.0-1015-aws\n', 'proc/timer_list': timerList(5_000_000_000n, 4_295_892_296) });
   const facts = await collectFacts(new HostRoot(root), {
     collectors: [kernel],
+    liveProc: true, // the temp tree stands in for a live procfs whose counter moves
     // The second read happens after this "sleep": the kernel's clock moved 1.1 s and jiffies 1100 (1000 Hz).
     sleep: async () => writeFile(path.join(root, 'proc/timer_list'), timerList(6_100_000_000n, 4_295_893_396)),
   });
@@ -56,6 +57,7 @@ test('/proc/schedstat is the fallback counter, timed with our own clock', async 
   let clock = 10_000;
   const facts = await collectFacts(new HostRoot(root), {
     collectors: [kernel],
+    liveProc: true,
     now: () => clock,
     sleep: async (ms) => {
       clock += ms;
@@ -89,4 +91,19 @@ test('preempt= on the kernel command line overrides a PREEMPT_DYNAMIC build defa
   const facts = await collectFacts(new HostRoot(root), { collectors: [kernel] });
   assert.deepEqual([facts.value('kernel.preemptModel'), facts.get('kernel.preemptModel')?.source], ['full', '/proc/cmdline']);
   assert.equal(facts.value('kernel.hz'), 1000);
+});
+
+test('a snapshot tree (its /proc is not procfs) is never sampled for 1.1 s: the tick counter of a copy cannot move', async (t) => {
+  const root = await tempHost(t, { 'proc/sys/kernel/osrelease': '6.8.0-1015-aws\n', 'proc/timer_list': timerList(5_000_000_000n, 4_295_892_296) });
+  const slept: number[] = [];
+  const facts = await collectFacts(new HostRoot(root), { collectors: [kernel], sleep: async (ms) => void slept.push(ms) });
+  assert.deepEqual(slept, []);
+  const hz = facts.get('kernel.hz');
+  assert.equal(hz?.value, null);
+  assert.match(hz?.unknown ?? '', /\/proc under .* is not a live procfs \(a snapshot\): the tick rate cannot be measured there/);
+});
+
+test('the live /proc of this machine is recognised as procfs (the DaemonSet\'s /host/proc is the same mount)', async () => {
+  const { isLiveProcfs } = await import('../../src/host/procfs.ts');
+  assert.equal(await isLiveProcfs(new HostRoot('/')), true);
 });

@@ -112,3 +112,15 @@ test('{{params.name[fact]}} needs at least one param name_<value>', async (t) =>
   assert.equal(errors.length, 1);
   assert.match(errors[0] ?? '', /uses \{\{params\.governedBy\[…\]\}\}, but the rule defines no param named governedBy_<value>/);
 });
+
+test('naming the bundled rules directory again (rules lint rules) loads each file once: no rule is its own duplicate', async (t) => {
+  const { relative } = await import('node:path');
+  const { symlink } = await import('node:fs/promises');
+  const dir = await tempHost(t, {});
+  await symlink(BUNDLED_RULES_DIR, `${dir}/linked-rules`);
+  for (const again of [BUNDLED_RULES_DIR, relative(process.cwd(), BUNDLED_RULES_DIR) || '.', `${dir}/linked-rules`, `${BUNDLED_RULES_DIR}/host.yaml`]) {
+    const result = await loadRules([BUNDLED_RULES_DIR, again]);
+    assert.deepEqual(result.errors.map(formatRuleError), [], again);
+    assert.equal(result.files.length, (await loadRules([BUNDLED_RULES_DIR])).files.length, again);
+  }
+});

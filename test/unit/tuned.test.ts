@@ -1,8 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import cpu from '../../src/collectors/cpu.ts';
-import tuned, { includesOf } from '../../src/collectors/tuned.ts';
-import { parseIni, recommendProfile } from '../../src/collectors/tuned-recommend.ts';
+import tuned from '../../src/collectors/tuned/collector.ts';
+import { recommendProfile } from '../../src/collectors/tuned/recommend.ts';
+import { parseIni } from '../../src/collectors/tuned/ini.ts';
+import { expandInclude } from '../../src/collectors/tuned/profiles.ts';
 import { HostRoot } from '../../src/host/host-root.ts';
 import { factsOf, fixtureHost, tempHost } from '../helpers/fixtures.ts';
 import { readFile } from 'node:fs/promises';
@@ -22,7 +24,8 @@ test('two merged profiles in manual mode, daemon running, RHEL profile layout', 
 
 test('a preset profile with a dead daemon: include chain followed in the Debian layout, mode derived', async () => {
   const facts = await factsOf('no-kernel-config', [cpu, tuned]);
-  assert.deepEqual(facts.value('tuned.profileChain'), ['virtual-guest', 'throughput-performance']);
+  // TuneD loads an include before the profile that names it: the merge order.
+  assert.deepEqual(facts.value('tuned.profileChain'), ['throughput-performance', 'virtual-guest']);
   assert.equal(facts.value('tuned.running'), false);
   assert.deepEqual([facts.value('tuned.mode'), facts.get('tuned.mode')?.source], ['manual', 'inferred']);
   assert.equal(facts.value('tuned.recommendedProfile'), 'virtual-guest');
@@ -57,12 +60,15 @@ test('recommend rules: bare-metal server → throughput-performance; /etc/tuned/
   });
 });
 
-test('parseIni and include= parsing follow tuned (inline comments, ${f:…} calls skipped)', () => {
-  assert.deepEqual(parseIni('[main]\nsummary=x # note\n[cpu]\ngovernor=performance\n'), [
-    { name: 'main', options: [['summary', 'x']] },
-    { name: 'cpu', options: [['governor', 'performance']] },
+test('parseIni follows ConfigParser as tuned configures it (inline comments after whitespace); include= expands virt_check', () => {
+  assert.deepEqual(parseIni('[main]\nsummary=x # note\n[cpu]\ngovernor=performance#kept\n'), [
+    { name: 'main', line: 1, options: [{ key: 'summary', value: 'x', line: 2 }] },
+    { name: 'cpu', line: 3, options: [{ key: 'governor', value: 'performance#kept', line: 4 }] },
   ]);
-  assert.deepEqual(includesOf('[main]\ninclude=openshift, ${f:virt_check:virtual-guest:network-throughput}\n'), ['openshift']);
+  const include = 'openshift, ${f:virt_check:virtual-guest:network-throughput}';
+  assert.deepEqual(expandInclude(include, true), { value: 'openshift, virtual-guest' });
+  assert.deepEqual(expandInclude(include, false), { value: 'openshift, network-throughput' });
+  assert.match((expandInclude(include, undefined) as { unknown: string }).unknown, /depends on whether this host is a VM, which is unknown/);
 });
 
 test('an empty profile_mode (as Debian ships it) is "not recorded": the mode is derived, not unknown', async (t) => {

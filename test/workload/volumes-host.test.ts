@@ -25,7 +25,7 @@ test('plugins_registry sockets, iscsid/multipathd and kubelet-root mounts by plu
   assert.deepEqual(facts.value('volumes.registeredPlugins'), ['driver.longhorn.io', 'nfs.csi.k8s.io']);
   assert.equal(facts.get('volumes.registeredPlugins')?.source, '/var/lib/kubelet/plugins_registry');
   assert.deepEqual(facts.value('volumes.attachDaemons'), ['iscsid', 'multipathd']);
-  assert.deepEqual(facts.value('volumes.kubeletMounts'), { csi: 2, nfs: 1, iscsi: 2, fc: 0, rbd: 0 });
+  assert.deepEqual(facts.value('volumes.kubeletMounts'), { csi: 2, nfs: 1, iscsi: 2, fc: 0, rbd: 0, 'aws-ebs': 0, 'gce-pd': 0, 'azure-disk': 0, cinder: 0, 'vsphere-volume': 0 });
   assert.deepEqual(facts.value('volumes.mountedCsiDrivers'), ['driver.longhorn.io']);
   assert.equal(facts.value('volumes.kubeletRootDir'), '/var/lib/kubelet');
   assert.deepEqual(host.asked.filter((p) => p.startsWith('/var/lib/kubelet/pods')), []);
@@ -41,7 +41,7 @@ test('--root-dir on the kubelet moves every path; a missing registry is "none", 
   assert.equal(facts.value('volumes.kubeletRootDir'), '/data/kubelet');
   assert.equal(facts.get('volumes.kubeletRootDir')?.source, '/proc/77/cmdline');
   assert.equal(facts.value('volumes.registeredPlugins'), null);
-  assert.deepEqual(facts.value('volumes.kubeletMounts'), { csi: 0, nfs: 1, iscsi: 0, fc: 0, rbd: 0 });
+  assert.deepEqual(facts.value('volumes.kubeletMounts'), { csi: 0, nfs: 1, iscsi: 0, fc: 0, rbd: 0, 'aws-ebs': 0, 'gce-pd': 0, 'azure-disk': 0, cinder: 0, 'vsphere-volume': 0 });
   assert.deepEqual(facts.value('volumes.attachDaemons'), [], '/proc is visible and runs no iscsid or multipathd');
 
   const bare = await tempHost(t, { 'etc/hostname': 'x\n' });
@@ -63,4 +63,13 @@ test('in the agent (not mounted there) a missing plugins_registry is unknown, po
   const root = await tempHost(t, { 'proc/1/mountinfo': '1 0 8:1 / / rw - ext4 /dev/sda1 rw\n' });
   const facts = await collectFacts(new HostRoot(root), { collectors: [volumesHost], cluster: new WorkloadState({ nodeName: 'n' }).snapshot() });
   assert.match(facts.get('volumes.registeredPlugins')?.unknown ?? '', /not mounted into the agent; this node's CSINode \(volumes\.nodeDrivers\)/);
+});
+
+test('in-tree attach plugins (aws-ebs, cinder, vsphere-volume, gce-pd, azure-disk) are counted among kubelet mounts', async () => {
+  const facts = await collectFacts(new HostRoot(fixtureHost('worker-intree-attach')), { collectors: [volumesHost] });
+  const mounts = facts.value('volumes.kubeletMounts') as Record<string, number>;
+  assert.deepEqual(
+    { 'aws-ebs': mounts['aws-ebs'], cinder: mounts.cinder, 'vsphere-volume': mounts['vsphere-volume'], 'gce-pd': mounts['gce-pd'], 'azure-disk': mounts['azure-disk'], csi: mounts.csi },
+    { 'aws-ebs': 2, cinder: 2, 'vsphere-volume': 2, 'gce-pd': 0, 'azure-disk': 0, csi: 0 },
+  );
 });

@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import { DEFAULT_METRICS_ADDR, parseListenAddress, startMetricsServer } from '../../agent/metrics-server.ts';
 import { ProbeSchedule, type ProbeInterval } from '../../agent/probe-schedule.ts';
 import { wireAgent } from '../../agent/wire.ts';
+import { describeError } from '../../kube/errors.ts';
 import type { Report } from '../../report/types.ts';
 import type { WorkloadSnapshot } from '../../workload/snapshot.ts';
 import { createAgentMetrics } from '../../publish/metrics.ts';
@@ -34,8 +35,8 @@ Flags:
 
 API use: one LIST and one watch each of this Node (fieldSelector metadata.name=NAME), the pods on it
 (fieldSelector spec.nodeName=NAME), CSIDriver objects and this node's CSINode; no periodic GET or LIST;
-writes only on change; client limit 1 request/s, burst 5; 429 honours Retry-After; errors back off
-exponentially (1 s … 5 min, jittered). Deploy-free try-out: agent --kubeconfig ~/.kube/config --node-name N --dry-run --once
+writes only on change; client limit 1 request/s, burst 5; 429 honours Retry-After (watches too); errors
+back off exponentially (1 s … 5 min, jittered). SIGTERM aborts what is in flight and exits within 2 s. Deploy-free try-out: agent --kubeconfig ~/.kube/config --node-name N --dry-run --once
 `;
 
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
@@ -53,6 +54,20 @@ export function parseDuration(flag: string, value: string, options: { allowZero?
 
 function version(): string {
   return (createRequire(import.meta.url)('../../../package.json') as { version: string }).version;
+}
+
+/**
+ * Last resort: a rejected promise nobody handled is a bug, but one that must not take the node's
+ * agent down (Node's default is to exit). Log it (type and message only) and count it; keep serving.
+ * Returns the uninstall.
+ */
+export function keepServingOnUnhandledRejection(log: (line: string) => void, count: () => void): () => void {
+  const handler = (reason: unknown): void => {
+    count();
+    log(`internal error (unhandled rejection, kept running): ${describeError(reason)}`);
+  };
+  process.on('unhandledRejection', handler);
+  return () => { process.off('unhandledRejection', handler); };
 }
 
 export async function agentCommand(args: string[], io: Io): Promise<number> {
@@ -113,14 +128,16 @@ export async function agentCommand(args: string[], io: Io): Promise<number> {
   const server = values.once ? undefined : await startMetricsServer(metrics, address, () => agent.ready)
     .catch((err: Error) => { throw new UsageError(err.message); });
   if (server) log(`serving /metrics, /healthz, /readyz on ${address.host}:${server.port}`);
-  const stop = (): void => { log('stopping: finishing the request in flight'); agent.stop(); };
+  const stop = (): void => { log('stopping: aborting what is in flight (a publish gets a short grace)'); agent.stop(); };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
+  const lastResort = keepServingOnUnhandledRejection(log, () => metrics.countUnhandledRejection());
   try {
     return await agent.run();
   } finally {
     process.off('SIGTERM', stop);
     process.off('SIGINT', stop);
+    lastResort();
     await server?.close();
   }
 }

@@ -3,7 +3,6 @@
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { loadKubeConfig } from '../../agent/kube.ts';
 import { ClusterApi } from '../../cluster/api.ts';
 import { failingRules } from '../../cluster/nodes.ts';
 import { runClusterReport, type ClusterReport } from '../../cluster/report.ts';
@@ -70,18 +69,23 @@ export async function reportCommand(args: string[], io: Io): Promise<number> {
   }
   const output = oneOf('--output', values.output, OUTPUTS, 'table');
   const failOn = oneOf('--fail-on', values['fail-on'], FAIL_ON, 'critical');
-  let kc;
+  let api;
   try {
-    kc = loadKubeConfig(kubeconfigPath(values.kubeconfig, io.env));
+    api = ClusterApi.fromKubeconfig(kubeconfigPath(values.kubeconfig, io.env), io.env);
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
-  // Everything in it was read from the API server: no control character reaches the terminal.
-  const report = terminalSafe(await runClusterReport(new ClusterApi(kc), {
-    ...(values.selector ? { selector: values.selector } : {}),
-    ruleLocations: values.rules ?? [],
-    bundledRules: !values['no-bundled-rules'],
-  }));
+  let report;
+  try {
+    // Everything in it was read from the API server: no control character reaches the terminal.
+    report = terminalSafe(await runClusterReport(api, {
+      ...(values.selector ? { selector: values.selector } : {}),
+      ruleLocations: values.rules ?? [],
+      bundledRules: !values['no-bundled-rules'],
+    }));
+  } finally {
+    await api.close();
+  }
   if (output === 'json') io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   else if (output === 'markdown') io.stdout.write(renderClusterMarkdown(report));
   else io.stdout.write(renderClusterTable(report, Math.max(60, io.stdout.columns ?? 80)));

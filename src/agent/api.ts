@@ -1,0 +1,69 @@
+// What the agent asks of kube-apiserver, through the project's Kubernetes client: one list-watch each
+// of its Node (field selector on the name), the pods on the node (spec.nodeName), CSIDriver objects
+// and its CSINode; merge patches of its annotations; Event creation. Every request passes a small
+// token bucket and is counted by verb and code; every watch failure is counted by reason.
+import { TokenBucket, type BackoffPolicy } from '../kube/backoff.ts';
+import { KubeClient } from '../kube/client.ts';
+import { Informer } from '../kube/informer.ts';
+import type { EventObject, KubeObject, NodeObject } from '../kube/objects.ts';
+import { CSIDRIVERS, CSINODES, EVENTS, NODES, PODS, type ResourceRef } from '../kube/resources.ts';
+import type { AnnotationPatch } from '../publish/annotations.ts';
+import type { AgentMetrics } from '../publish/metrics.ts';
+
+/** Documented default: 1 request/s with a burst of 5, far below kubelet's own 50/100. */
+export const CLIENT_QPS = 1;
+export const CLIENT_BURST = 5;
+/** A request (other than a watch) that has not answered by then is aborted, counts as failed and is retried later. */
+export const REQUEST_TIMEOUT_MS = 30_000;
+/** On SIGTERM a write in flight (the publish) gets this long to finish before it is aborted. */
+export const STOP_GRACE_MS = 500;
+
+export interface AgentApiOptions {
+  kubeconfig: string | undefined;
+  metrics?: AgentMetrics;
+  limiter?: TokenBucket;
+  requestTimeoutMs?: number;
+  env?: NodeJS.ProcessEnv;
+}
+
+export function agentClient(opts: AgentApiOptions): KubeClient {
+  return KubeClient.fromKubeconfig(opts.kubeconfig, {
+    limiter: opts.limiter ?? new TokenBucket(CLIENT_QPS, CLIENT_BURST),
+    timeoutMs: opts.requestTimeoutMs ?? REQUEST_TIMEOUT_MS,
+    onRequest: (r) => opts.metrics?.countApiRequest(r.verb, r.code),
+  }, opts.env);
+}
+
+export interface AgentInformers {
+  node: Informer<NodeObject>;
+  pods: Informer<KubeObject>;
+  csiDrivers: Informer<KubeObject>;
+  csiNode: Informer<KubeObject>;
+}
+
+/** The agent's four list-watches; no periodic GET or LIST beyond them. */
+export function agentInformers(client: KubeClient, nodeName: string, deps: { backoff: BackoffPolicy; log(line: string): void; metrics?: AgentMetrics }): AgentInformers {
+  const informer = <T extends KubeObject>(name: string, what: string, ref: ResourceRef, fieldSelector?: string): Informer<T> =>
+    new Informer<T>(client, ref, {
+      name, what, backoff: deps.backoff, log: deps.log, ...(fieldSelector ? { fieldSelector } : {}),
+      onError: (reason) => deps.metrics?.countWatchError(name, reason),
+    });
+  return {
+    node: informer<NodeObject>('node', `node ${nodeName}`, NODES, `metadata.name=${nodeName}`),
+    pods: informer('pods', `pods on node ${nodeName}`, PODS, `spec.nodeName=${nodeName}`),
+    csiDrivers: informer('csidrivers', 'CSIDriver objects', CSIDRIVERS),
+    csiNode: informer('csinode', `CSINode ${nodeName}`, CSINODES, `metadata.name=${nodeName}`),
+  };
+}
+
+export interface WriteApi {
+  patchAnnotations(name: string, patch: AnnotationPatch): Promise<NodeObject>;
+  createEvent(event: EventObject): Promise<EventObject>;
+}
+
+export function agentWrites(client: KubeClient): WriteApi {
+  return {
+    patchAnnotations: (name, annotations) => client.patch<NodeObject>(NODES, name, { metadata: { annotations } }),
+    createEvent: (event) => client.create<EventObject>(EVENTS, event, { namespace: event.metadata.namespace ?? 'default' }),
+  };
+}

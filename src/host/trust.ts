@@ -1,0 +1,83 @@
+// Which host files and processes may steer what the advisor does as root (where it probes, which URL
+// it fetches). A file counts when root — or the user running the advisor, who could edit the advisor
+// itself — owns it and nobody else may write it. A process counts when root (or that user) runs it
+// and its /proc/<pid>/exe, which the kernel keeps and `exec -a` cannot fake, is the named binary.
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { HostRoot } from './host-root.ts';
+
+export type Trust = { trusted: true; why: string } | { trusted: false; why: string };
+
+export function trustedUids(): number[] {
+  const own = process.getuid?.();
+  return own === undefined || own === 0 ? [0] : [0, own];
+}
+
+const owner = (uid: number): string => (uid === 0 ? 'root' : `uid ${uid}`);
+
+/** Owned by a trusted uid; not writable by others, nor by a group other than root's. */
+export async function fileTrust(host: HostRoot, hostPath: string): Promise<Trust> {
+  const where = await host.resolve(hostPath);
+  if (!where.ok) return { trusted: false, why: where.reason };
+  try {
+    const info = await stat(where.localPath);
+    if (!trustedUids().includes(info.uid)) return { trusted: false, why: `${hostPath} is owned by ${owner(info.uid)}, not root` };
+    if (info.mode & 0o002) return { trusted: false, why: `${hostPath} is writable by every user` };
+    if (info.mode & 0o020 && info.gid !== 0) return { trusted: false, why: `${hostPath} is writable by group ${info.gid}` };
+    return { trusted: true, why: `${hostPath} owned by ${owner(info.uid)}` };
+  } catch (error) {
+    return { trusted: false, why: `${hostPath} cannot be checked: ${(error as Error).message}` };
+  }
+}
+
+/** Every file trusted, or the first reason one is not. */
+export async function filesTrust(host: HostRoot, files: string[]): Promise<Trust> {
+  for (const file of files) {
+    const trust = await fileTrust(host, file);
+    if (!trust.trusted) return trust;
+  }
+  return { trusted: true, why: files.length > 0 ? `${files.join(', ')} owned by root` : 'no files' };
+}
+
+/** Real and effective uid from /proc/<pid>/status (readable by every user, unlike exe and environ). */
+export async function processUids(host: HostRoot, pid: number): Promise<{ real: number; effective: number } | undefined> {
+  const status = await host.readText(`/proc/${pid}/status`, { maxBytes: 16 * 1024 });
+  const uids = status.ok ? /^Uid:\s+(\d+)\s+(\d+)/m.exec(status.text) : null;
+  return uids ? { real: Number(uids[1]), effective: Number(uids[2]) } : undefined;
+}
+
+/** The binary the kernel runs for the process, or why it cannot be read (no CAP_SYS_PTRACE, another user). */
+export async function processExe(host: HostRoot, pid: number): Promise<{ path: string } | { unreadable: string }> {
+  const link = await host.readLink(`/proc/${pid}/exe`);
+  if (!link.ok || link.text === '') return { unreadable: link.ok ? `/proc/${pid}/exe is empty` : link.reason };
+  return { path: link.text.replace(/ \(deleted\)$/, '') };
+}
+
+export async function processRunsBinary(host: HostRoot, pid: number, binary: string): Promise<Trust> {
+  const uids = await processUids(host, pid);
+  if (!uids) return { trusted: false, why: `/proc/${pid}/status has no Uid line: its owner is unknown` };
+  if (!trustedUids().includes(uids.real) || !trustedUids().includes(uids.effective)) {
+    return { trusted: false, why: `PID ${pid} runs as ${owner(uids.effective)}` };
+  }
+  const exe = await processExe(host, pid);
+  if ('unreadable' in exe) return { trusted: false, why: `${exe.unreadable} (reading another process's binary needs CAP_SYS_PTRACE)` };
+  if (path.posix.basename(exe.path) !== binary) return { trusted: false, why: `PID ${pid} runs ${exe.path}, not ${binary}` };
+  return { trusted: true, why: `PID ${pid} is ${owner(uids.effective)}'s ${exe.path}` };
+}
+
+/**
+ * The system service a process runs in, from /proc/<pid>/cgroup (v2 "0::/system.slice/etcd.service",
+ * v1 "1:name=systemd:/…"). Only root (systemd) can place a process there; units under user.slice
+ * (user@<uid>.service) belong to that user and are ignored.
+ */
+export function systemServiceOf(cgroupText: string): string | undefined {
+  for (const line of cgroupText.split('\n')) {
+    const cgroupPath = /^\d+:(?:|name=systemd):(\/.*)$/.exec(line.trim())?.[1];
+    if (!cgroupPath) continue;
+    const parts = cgroupPath.split('/').filter(Boolean);
+    if (parts.includes('user.slice') || parts.some((part) => /^user@\d+\.service$/.test(part))) return undefined;
+    const service = parts.filter((part) => part.endsWith('.service')).at(-1);
+    if (service && /^[A-Za-z0-9:_.@\\-]+\.service$/.test(service)) return service;
+  }
+  return undefined;
+}

@@ -1,0 +1,233 @@
+// The project's one Kubernetes client: get, list (paginated, metadata-only, selectors), watch,
+// create, merge-patch, delete and pod-log reads over node:http/node:https with the credentials of a
+// kubeconfig or the pod's service account. Every request passes the client's token bucket, has a
+// deadline and an AbortSignal, is counted (requests, bytes received), and comes back as JSON decoded
+// into plain objects that passed validation, or as a KubeError naming the verb, the resource and why.
+// stop() aborts everything in flight (writes get a short grace) and refuses new requests.
+import { configSource, loadKubeConfig, type ConfigSource, type LoadedConfig } from './config.ts';
+import { decodeList, decodeObject, decodeWatchLine } from './decode.ts';
+import { ContinueExpired, KubeError } from './errors.ts';
+import { readLines } from './http.ts';
+import type { KubeList, KubeObject, WatchEvent } from './objects.ts';
+import { PODS, type ResourceRef } from './resources.ts';
+import { DEFAULT_MAX_WATCH_LINE_BYTES, Requests, targetOf, type ClientOptions, type ClientStats, type Query, type Spec } from './requests.ts';
+
+export { DEFAULT_BURST, DEFAULT_QPS, DEFAULT_TIMEOUT_MS, type ClientOptions, type ClientStats, type RequestRecord } from './requests.ts';
+
+export interface Where {
+  namespace?: string;
+  /** Per call: overrides the client's deadline. */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+export interface ListOptions extends Where {
+  labelSelector?: string;
+  fieldSelector?: string;
+  /** '0': any version the API server has cached (cheap); unset: the latest (a consistent read). */
+  resourceVersion?: string;
+  resourceVersionMatch?: 'NotOlderThan' | 'Exact';
+  /** Page size; the client follows `continue` until the list is complete. */
+  limit?: number;
+  /** Only apiVersion, kind and metadata of each item (PartialObjectMetadataList): far less to read. */
+  metadataOnly?: boolean;
+}
+
+export interface WatchOptions extends Where {
+  labelSelector?: string;
+  fieldSelector?: string;
+  /** Start after this version (from a list or the last event); unset: from now, after synthetic ADDED events. */
+  resourceVersion?: string;
+  /**
+   * Server-side end of the watch; default a random 30–60 min (what kube-apiserver picks by itself),
+   * so a quiet watch costs about one request per 45 min and renewals of many agents spread out.
+   */
+  timeoutSeconds?: number;
+  metadataOnly?: boolean;
+}
+
+export interface LogOptions extends Where {
+  container?: string;
+  tailLines?: number;
+  limitBytes?: number;
+  sinceSeconds?: number;
+  timestamps?: boolean;
+  previous?: boolean;
+}
+
+export interface DeleteOptions extends Where {
+  gracePeriodSeconds?: number;
+  propagationPolicy?: 'Foreground' | 'Background' | 'Orphan';
+}
+
+/** A watch that sent nothing for this long past its server-side timeout is dead (a silent proxy): abort it. */
+const WATCH_IDLE_GRACE_MS = 60_000;
+const JSON_TYPE = 'application/json';
+const METADATA_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
+const METADATA_OBJECT = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
+
+export class KubeClient {
+  private readonly requests: Requests;
+  private readonly opts: ClientOptions;
+
+  /** From a kubeconfig path, or the pod's service account when undefined (throws KubeConfigError). */
+  static fromKubeconfig(kubeconfig: string | undefined, opts: ClientOptions = {}, env: NodeJS.ProcessEnv = process.env): KubeClient {
+    return new KubeClient(loadKubeConfig(configSource(kubeconfig, env)), opts);
+  }
+
+  static fromSource(source: ConfigSource, opts: ClientOptions = {}): KubeClient {
+    return new KubeClient(loadKubeConfig(source), opts);
+  }
+
+  constructor(config: LoadedConfig, opts: ClientOptions = {}) {
+    this.requests = new Requests(config, opts);
+    this.opts = opts;
+  }
+
+  get server(): URL {
+    return this.requests.server;
+  }
+
+  /** Requests sent and body bytes received so far (watch streams included). */
+  get stats(): ClientStats {
+    return { ...this.requests.counters };
+  }
+
+  get stopped(): boolean {
+    return this.requests.stopped;
+  }
+
+  /**
+   * Abort every request in flight and refuse new ones. Writes in flight (and writes started during
+   * the grace) get `graceMs` to finish: a publish that is nearly done completes.
+   */
+  stop(graceMs = 0): Promise<void> {
+    return this.requests.stop(graceMs);
+  }
+
+  get<T extends KubeObject>(ref: ResourceRef, name: string, opts: Where & { metadataOnly?: boolean } = {}): Promise<T> {
+    return this.requests.json('get', { verb: 'get', ref, method: 'GET', name, ...where(opts), ...(opts.metadataOnly ? { accept: METADATA_OBJECT } : {}) },
+      (text) => decodeObject<T>(text));
+  }
+
+  /** The whole list (following `continue` when `limit` is set). */
+  async list<T extends KubeObject>(ref: ResourceRef, opts: ListOptions = {}): Promise<KubeList<T>> {
+    const items: T[] = [];
+    const { resourceVersion } = await this.listPages<T>(ref, opts, (page) => { items.push(...page.items); });
+    return { resourceVersion, items };
+  }
+
+  /**
+   * A list page by page: each page is handed to onPage (awaited) and then dropped, so memory holds
+   * one page. A 410 on a continue token throws ContinueExpired: restart from the first page.
+   */
+  async listPages<T extends KubeObject>(ref: ResourceRef, opts: ListOptions, onPage: (page: KubeList<T>) => void | Promise<void>): Promise<{ resourceVersion: string; pages: number; items: number }> {
+    let token: string | undefined;
+    let pages = 0;
+    let count = 0;
+    let resourceVersion = '';
+    do {
+      const query: Query = {
+        labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: opts.limit, continue: token,
+        ...(token === undefined ? { resourceVersion: opts.resourceVersion, resourceVersionMatch: opts.resourceVersionMatch } : {}),
+      };
+      const spec: Spec = { verb: 'list', ref, method: 'GET', query, ...where(opts), ...(opts.metadataOnly ? { accept: METADATA_LIST } : {}) };
+      let page;
+      try {
+        page = await this.requests.json('list', spec, (text) => decodeList<T>(text));
+      } catch (err) {
+        if (token !== undefined && err instanceof KubeError && err.expired) {
+          throw new ContinueExpired({ verb: 'list', target: err.target, code: err.code, status: err.status, reason: err.reason, detail: `continue token expired, list again from the start (${err.detail})` });
+        }
+        throw err;
+      }
+      pages += 1;
+      count += page.items.length;
+      resourceVersion = page.resourceVersion;
+      token = page.continue;
+      await onPage({ resourceVersion: page.resourceVersion, items: page.items });
+    } while (token);
+    return { resourceVersion, pages, items: count };
+  }
+
+  /** Create; the response may be an object without a name (a review), so only its shape is checked. */
+  create<T extends KubeObject>(ref: ResourceRef, body: KubeObject | Record<string, unknown>, opts: Where = {}): Promise<T> {
+    return this.requests.json('create', { verb: 'create', ref, method: 'POST', body, write: true, ...where(opts) }, (text) => decodeObject<T>(text, false));
+  }
+
+  /** JSON merge patch (RFC 7386), of the object or a subresource ("status"). */
+  patch<T extends KubeObject>(ref: ResourceRef, name: string, patch: Record<string, unknown>, opts: Where & { subresource?: string } = {}): Promise<T> {
+    return this.requests.json('patch', {
+      verb: 'patch', ref, method: 'PATCH', name, body: patch, contentType: 'application/merge-patch+json', write: true,
+      ...(opts.subresource ? { subresource: opts.subresource } : {}), ...where(opts),
+    }, (text) => decodeObject<T>(text));
+  }
+
+  async delete(ref: ResourceRef, name: string, opts: DeleteOptions = {}): Promise<void> {
+    await this.requests.json('delete', {
+      verb: 'delete', ref, method: 'DELETE', name, write: true, ...where(opts),
+      query: { gracePeriodSeconds: opts.gracePeriodSeconds, propagationPolicy: opts.propagationPolicy },
+    }, () => undefined);
+  }
+
+  /** A container's log as text, bounded by the server (tailLines, limitBytes, sinceSeconds) and by this client's cap. */
+  readLog(namespace: string, pod: string, opts: LogOptions = {}): Promise<string> {
+    const { container, tailLines, limitBytes, sinceSeconds, timestamps, previous } = opts;
+    return this.requests.text({
+      verb: 'log', ref: PODS, method: 'GET', namespace, name: pod, subresource: 'log', accept: 'text/plain, */*',
+      query: { container, tailLines, limitBytes, sinceSeconds, timestamps, previous }, timeoutMs: opts.timeoutMs, signal: opts.signal,
+    }, limitBytes === undefined ? undefined : limitBytes + 64 * 1024);
+  }
+
+  /**
+   * One watch request: onEvent gets every validated event in order. Resolves with the last
+   * resourceVersion seen when the server ends the stream; rejects with a KubeError on an HTTP error,
+   * an ERROR event (410 Expired: list again), a malformed line, silence past the timeout, or abort.
+   */
+  async watch<T extends KubeObject>(ref: ResourceRef, opts: WatchOptions, onEvent: (event: WatchEvent<T>) => void): Promise<{ resourceVersion: string | undefined }> {
+    const timeoutSeconds = opts.timeoutSeconds ?? Math.round(1800 * (1 + Math.random()));
+    const spec: Spec = {
+      verb: 'watch', ref, method: 'GET', ...where(opts), ...(opts.metadataOnly ? { accept: METADATA_OBJECT } : {}),
+      query: {
+        watch: true, allowWatchBookmarks: true, timeoutSeconds,
+        labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, resourceVersion: opts.resourceVersion,
+      },
+    };
+    let last = opts.resourceVersion;
+    let bytes = 0;
+    let code = '200';
+    const open = await this.requests.open(spec);
+    try {
+      await this.requests.failOnStatus(spec, open);
+      const idleMs = timeoutSeconds * 1000 + (this.opts.watchIdleGraceMs ?? WATCH_IDLE_GRACE_MS);
+      const silent = `watch sent nothing for ${Math.round(idleMs / 1000)} s`;
+      open.deadline(idleMs, silent);
+      open.res.on('data', (chunk: Buffer) => { bytes += chunk.length; this.requests.counters.bytesReceived += chunk.length; open.deadline(idleMs, silent); });
+      await readLines(open.res, this.opts.maxWatchLineBytes ?? DEFAULT_MAX_WATCH_LINE_BYTES, open.signal, (line) => {
+        const decoded = decodeWatchLine<T>(line);
+        if ('error' in decoded) {
+          const { code: status, reason, message } = decoded.error;
+          throw new KubeError({ verb: 'watch', target: targetOf(spec), code: String(status), status, reason, detail: message ?? '' });
+        }
+        last = decoded.event.object.metadata?.resourceVersion ?? last;
+        onEvent(decoded.event);
+      });
+      return { resourceVersion: last };
+    } catch (err) {
+      const error = this.requests.toKubeError(err, spec);
+      code = error.code;
+      throw error;
+    } finally {
+      open.close();
+      this.requests.count(spec, code, bytes);
+    }
+  }
+}
+
+function where(opts: Where): Pick<Spec, 'namespace' | 'timeoutMs' | 'signal'> {
+  return {
+    ...(opts.namespace !== undefined ? { namespace: opts.namespace } : {}),
+    ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
+    ...(opts.signal !== undefined ? { signal: opts.signal } : {}),
+  };
+}

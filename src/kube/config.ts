@@ -1,0 +1,119 @@
+// Where the credentials come from: a kubeconfig file or the pod's service account. client-node's
+// KubeConfig (imported from its config module, not the package index, which would load every
+// generated API class) parses kubeconfig files and applies token, token-file, client-certificate and
+// exec-plugin auth and TLS. Everything it is handed is checked first: a binary or oversized file, or
+// a server that is not an http(s) URL, is an error naming the file and the fix, never a retry loop.
+import { readFileSync, statSync } from 'node:fs';
+import { isIPv6 } from 'node:net';
+import path from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
+import { printable } from './errors.ts';
+
+/** A bad kubeconfig or missing in-cluster config: the CLI turns it into exit 2. */
+export class KubeConfigError extends Error {
+  override name = 'KubeConfigError';
+}
+
+export type ConfigSource =
+  | { kind: 'file'; path: string }
+  /** The service account files under `root` (default /), the server from KUBERNETES_SERVICE_HOST/PORT. */
+  | { kind: 'in-cluster'; root: string; host: string; port: string };
+
+export interface LoadedConfig {
+  kc: KubeConfig;
+  server: URL;
+  source: ConfigSource;
+  /** "--kubeconfig FILE" or "in-cluster config (service account)", for messages. */
+  origin: string;
+}
+
+const MAX_KUBECONFIG_BYTES = 4 * 1024 * 1024;
+export const SERVICE_ACCOUNT_DIR = 'var/run/secrets/kubernetes.io/serviceaccount';
+
+/** The kubeconfig path when given, else the pod's service account; neither: an error saying what to pass. */
+export function configSource(kubeconfig: string | undefined, env: NodeJS.ProcessEnv = process.env, root = '/'): ConfigSource {
+  if (kubeconfig) return { kind: 'file', path: kubeconfig };
+  const host = env.KUBERNETES_SERVICE_HOST;
+  if (!host) throw new KubeConfigError('not running in a pod (KUBERNETES_SERVICE_HOST is not set): pass --kubeconfig FILE');
+  return { kind: 'in-cluster', root, host, port: env.KUBERNETES_SERVICE_PORT || '443' };
+}
+
+export function loadKubeConfig(source: ConfigSource): LoadedConfig {
+  const origin = source.kind === 'file' ? `--kubeconfig ${source.path}` : 'in-cluster config (service account)';
+  const kc = source.kind === 'file' ? fromFile(source.path, origin) : inCluster(source);
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) {
+    throw new KubeConfigError(source.kind === 'file'
+      ? `${origin} has no current cluster; set current-context to a context whose cluster exists`
+      : `${origin}: no cluster`);
+  }
+  return { kc, server: serverUrl(cluster.server, cluster.skipTLSVerify === true, cluster.name, origin), source, origin };
+}
+
+function fromFile(file: string, origin: string): KubeConfig {
+  const text = readKubeconfigText(file, origin);
+  const kc = new KubeConfig();
+  try {
+    kc.loadFromString(text);
+    kc.makePathsAbsolute(path.dirname(file));
+  } catch (err) {
+    // YAML errors quote the offending lines: keep only the first line of the message, cleaned.
+    const first = String((err as Error)?.message ?? err).split('\n')[0] ?? '';
+    throw new KubeConfigError(`cannot load ${origin}: not a kubeconfig (${printable(first, 200)})`);
+  }
+  return kc;
+}
+
+function readKubeconfigText(file: string, origin: string): string {
+  let size: number;
+  try {
+    const st = statSync(file);
+    if (!st.isFile()) throw new KubeConfigError(`cannot load ${origin}: not a regular file`);
+    size = st.size;
+  } catch (err) {
+    if (err instanceof KubeConfigError) throw err;
+    throw new KubeConfigError(`cannot load ${origin}: ${(err as NodeJS.ErrnoException).code ?? printable(String(err))}; pass --kubeconfig FILE`);
+  }
+  if (size > MAX_KUBECONFIG_BYTES) throw new KubeConfigError(`cannot load ${origin}: ${size} bytes is too large for a kubeconfig (at most ${MAX_KUBECONFIG_BYTES})`);
+  const bytes = readFileSync(file);
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw new KubeConfigError(`cannot load ${origin}: not a kubeconfig (binary content, not UTF-8 text)`);
+  }
+  if (text.includes('\u0000')) throw new KubeConfigError(`cannot load ${origin}: not a kubeconfig (binary content: NUL bytes)`);
+  return text;
+}
+
+/** The service account's CA and token files under `root`, the server from the environment (as client-go's InClusterConfig). */
+function inCluster(source: Extract<ConfigSource, { kind: 'in-cluster' }>): KubeConfig {
+  const dir = path.join(source.root, SERVICE_ACCOUNT_DIR);
+  const host = isIPv6(source.host) ? `[${source.host}]` : source.host;
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'inCluster', server: `https://${host}:${source.port}`, caFile: path.join(dir, 'ca.crt'), skipTLSVerify: false }],
+    users: [{ name: 'inClusterUser', authProvider: { name: 'tokenFile', config: { tokenFile: path.join(dir, 'token') } } }],
+    contexts: [{ name: 'inClusterContext', cluster: 'inCluster', user: 'inClusterUser' }],
+    currentContext: 'inClusterContext',
+  });
+  return kc;
+}
+
+function serverUrl(server: string, skipTLSVerify: boolean, cluster: string, origin: string): URL {
+  const shown = printable(String(server ?? ''), 120);
+  const fix = `fix clusters[].cluster.server of cluster "${printable(cluster, 64)}" in ${origin} (e.g. https://10.0.0.1:6443)`;
+  let url: URL;
+  try {
+    url = new URL(server);
+  } catch {
+    throw new KubeConfigError(`server "${shown}" is not an http(s) URL; ${fix}`);
+  }
+  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.hostname === '') {
+    throw new KubeConfigError(`server "${shown}" is not an http(s) URL; ${fix}`);
+  }
+  if (url.protocol === 'http:' && !skipTLSVerify) {
+    throw new KubeConfigError(`server "${shown}" is plain http, allowed only with insecure-skip-tls-verify: true; ${fix}`);
+  }
+  return url;
+}

@@ -1,0 +1,103 @@
+// The agent process and SIGTERM (issue 17, item 6), and a malformed watch stream against the real
+// process (item 5: it used to exit 1, a crash loop behind a misbehaving proxy). Each case spawns the
+// CLI against the stand-in, puts the agent in one state (idle, waiting to reconnect a watch, a PATCH
+// in flight that never answers, a watch waiting for its headers), sends SIGTERM and expects exit 0
+// within 2 s, with no request sent after the signal.
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { FakeApiServer, type Fault } from '../helpers/fake-apiserver.ts';
+import { parseAnnotations } from '../../src/publish/annotations.ts';
+
+const BIN = fileURLToPath(new URL('../../bin/node-tuning-advisor.js', import.meta.url));
+const HOST = fileURLToPath(new URL('../fixtures/hosts/intel-pstate-epp-power', import.meta.url));
+const SIGTERM_BUDGET_MS = 2_000;
+
+interface Running {
+  server: FakeApiServer;
+  child: ChildProcess;
+  stderr: () => string;
+  exited: Promise<number | null>;
+}
+
+async function startAgent(t: TestContext, faults: [string, string, Fault[]][] = []): Promise<Running> {
+  const server = new FakeApiServer();
+  await server.start();
+  t.after(() => server.stop());
+  server.addNode('worker-1');
+  for (const [method, prefix, list] of faults) server.inject(method, prefix, ...list);
+  const child = spawn(process.execPath, [BIN, 'agent', '--kubeconfig', server.writeKubeconfig(), '--node-name', 'worker-1',
+    '--host-root', HOST, '--interval', '1h', '--startup-jitter', '1ms', '--metrics-addr', '127.0.0.1:0', '--probe-interval', 'off'],
+  { stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  child.stderr?.on('data', (d) => { err += d; });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  t.after(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL'); });
+  return { server, child, stderr: () => err, exited };
+}
+
+async function until(what: string, check: () => boolean, timeoutMs = 20_000): Promise<void> {
+  const end = performance.now() + timeoutMs;
+  while (!check()) {
+    if (performance.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** SIGTERM; the exit code and how long the exit took; no request may arrive after the signal. */
+async function terminate(run: Running): Promise<void> {
+  const requestsBefore = run.server.requests.length;
+  const sent = performance.now();
+  run.child.kill('SIGTERM');
+  const timer = setTimeout(() => run.child.kill('SIGKILL'), 20_000);
+  const code = await run.exited;
+  clearTimeout(timer);
+  const took = performance.now() - sent;
+  assert.equal(code, 0, run.stderr());
+  assert.ok(took < SIGTERM_BUDGET_MS, `exit took ${took.toFixed(0)} ms after SIGTERM\n${run.stderr()}`);
+  assert.deepEqual(run.server.requests.slice(requestsBefore).map((r) => `${r.method} ${r.path}?${r.query}`), [], 'requests after SIGTERM');
+}
+
+/** The first publish is complete: the PATCH landed and one Event per failing rule was created. */
+function published(server: FakeApiServer): boolean {
+  const parsed = parseAnnotations(server.node('worker-1')?.metadata.annotations);
+  return parsed.state === 'ok' && server.events.length === parsed.report.rules.filter((r) => r.status === 'fail').length;
+}
+
+const isNodeWatch = (r: { path: string; query: URLSearchParams }) => r.path === '/api/v1/nodes' && r.query.get('watch') === 'true';
+
+test('idle: SIGTERM ends the agent within 2 s', async (t) => {
+  const run = await startAgent(t);
+  await until('the first publish', () => published(run.server) && run.server.requests.some(isNodeWatch));
+  await terminate(run);
+});
+
+test('waiting to reconnect a failed watch: SIGTERM ends it, and no watch reopens', async (t) => {
+  const failures = Array.from({ length: 10 }, (): Fault => ({ status: 500, watch: true }));
+  const run = await startAgent(t, [['GET', '/api/v1/nodes', failures]]);
+  await until('two failed Node watches (now waiting in backoff)', () => run.server.requests.filter(isNodeWatch).length >= 2 && /retrying in/.test(run.stderr()));
+  await terminate(run);
+});
+
+test('a PATCH in flight that never answers: SIGTERM aborts it', async (t) => {
+  const run = await startAgent(t, [['PATCH', '/api/v1/nodes/', [{ status: 200, hang: true }]]]);
+  await until('the PATCH to be sent', () => run.server.count('PATCH') === 1);
+  await terminate(run);
+  await until('the server to see the PATCH connection closed', () => run.server.abandoned === 1, 5_000);
+});
+
+test('a watch waiting for its response headers: SIGTERM aborts it', async (t) => {
+  const run = await startAgent(t, [['GET', '/api/v1/nodes', [{ status: 200, hang: true, watch: true }]]]);
+  await until('the hung Node watch and the publish', () => run.server.requests.some(isNodeWatch) && run.server.count('PATCH') === 1);
+  await terminate(run);
+});
+
+test('malformed watch lines do not end the process: it keeps serving and exits 0 on SIGTERM', async (t) => {
+  const lines: Fault = { status: 200, watch: true, lines: ['[1,2,3]', '{"type":"MODIFIED","object":null}', '{"type":"BOOKMARK"}'] };
+  const run = await startAgent(t, [['GET', '/api/v1/nodes', [lines]], ['GET', '/api/v1/pods', [lines]]]);
+  await until('the Node watch to be opened again after the bad stream, or the process to end', () => run.child.exitCode !== null
+    || (run.server.requests.filter(isNodeWatch).length >= 2 && published(run.server)));
+  assert.equal(run.child.exitCode, null, `the agent ended:\n${run.stderr()}`);
+  await terminate(run);
+});
