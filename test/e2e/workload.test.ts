@@ -14,11 +14,14 @@ import { AgentProcess, buildApp, sample, scrape } from '../helpers/bundled-agent
 import { ControlPlane, realServerTier } from '../helpers/control-plane.ts';
 import { createReadyNode, ensureNamespace, ensureServiceAccount } from '../helpers/kube-objects.ts';
 import { BASE, REPO } from '../helpers/manifests.ts';
-import { agentIdentity, applyKustomization, daemonSetRun, ownAnnotations } from '../helpers/shipped.ts';
+import { auditArgs } from '../helpers/audit.ts';
+import { AGENT_USER, agentIdentity, applyKustomization, daemonSetRun, ownAnnotations } from '../helpers/shipped.ts';
 
 const NS = 'workload';
 const DRIVER = 'attach.csi.example.com';
 const TOLERANCE_MS = 250;
+const INTERVAL_S = 40;
+const STAGGER_MS = 120;
 const PHASES = ['scheduling', 'initialization', 'creation', 'readiness', 'total'] as const;
 type Phase = (typeof PHASES)[number];
 const STRATEGIC = 'application/strategic-merge-patch+json';
@@ -53,7 +56,8 @@ describe('workload path on a real control plane: the test plays the kubelet', re
   before(async () => {
     tmp = await mkdtemp(path.join(tmpdir(), 'nta-workload-'));
     let bundle: string;
-    [cp, bundle] = await Promise.all([ControlPlane.start({ scheduler: true }), buildApp(path.join(tmp, 'app'))]);
+    const auditing = await auditArgs(tmp, [AGENT_USER]);
+    [cp, bundle] = await Promise.all([ControlPlane.start({ scheduler: true, apiserverArgs: auditing.args }), buildApp(path.join(tmp, 'app'))]);
     const applied = await applyKustomization(cp, BASE, ['ServiceMonitor', 'PrometheusRule']);
     assert.equal(applied.code, 0, applied.stderr);
     await ensureNamespace(cp, NS);
@@ -64,7 +68,9 @@ describe('workload path on a real control plane: the test plays the kubelet', re
       await boundClaim(node);
       const identity = await agentIdentity(cp, node, tmp);
       const run = await daemonSetRun(cp, 'node-tuning-advisor', { node, hostRoot: path.join(REPO, 'test/fixtures/hosts/intel-pstate-epp-power'), rulesDir: path.join(tmp, `rules-${node}`), kubeconfig: identity.kubeconfig });
-      const args = [...run.args.filter((a) => !a.startsWith('--interval=')), '--interval=2s', '--startup-jitter=1ms'];
+      // One scan at start, the next well after the pods have run: a scan in progress delays the
+      // agent's own view of a watch event by its duration (the phases are timed on arrival).
+      const args = [...run.args.filter((a) => !a.startsWith('--interval=')), `--interval=${INTERVAL_S}s`, '--startup-jitter=0s'];
       agents.set(node, AgentProcess.start(bundle, args, run.env));
     }
     // The test's own eyes: every pod of the namespace and both Nodes, timed on arrival.
@@ -75,7 +81,20 @@ describe('workload path on a real control plane: the test plays the kubelet', re
     watches.push(pods, nodes);
     assert.equal(await pods.started, 200);
     assert.equal(await nodes.started, 200);
-    for (const agent of agents.values()) await agent.metricsUrl();
+    for (const agent of agents.values()) {
+      const url = await agent.metricsUrl();
+      await until('the first scan', async () => (await scrape(url, '/readyz')).status === 200, 30_000);
+    }
+    // The agents' watches open a second or two after their LISTs (their client sends 1 request/s);
+    // a pod that changes before its watch is open is only seen when the watch replays it. Start once
+    // the server has each agent's pod and Node watch open.
+    for (const node of Object.keys(NODES)) {
+      await until(`${node}: the agent's pod and Node watches open on the server`, async () => {
+        const watches = await auditing.log.requests((r) => r.user === AGENT_USER && r.verb === 'watch');
+        const open = (path: string, selector: string) => watches.some((r) => r.path === path && r.query.get('fieldSelector') === selector);
+        return open('/api/v1/pods', `spec.nodeName=${node}`) && open('/api/v1/nodes', `metadata.name=${node}`);
+      }, 30_000);
+    }
   });
   after(async () => {
     for (const w of watches) w.stop();
@@ -163,10 +182,13 @@ describe('workload path on a real control plane: the test plays the kubelet', re
   }
 
   test('phases and attach latency the agents report match what the server showed, within 250 ms; the rules judge them', async (t) => {
+    // Rendering /metrics now starts the agents' event-loop delay window afresh (prom-client resets it).
+    for (const agent of agents.values()) await scrape(await agent.metricsUrl());
     const started = Date.now();
+    // Pods a little apart, so that one moment the agent is not scheduled skews one sample, not all.
     await Promise.all(Object.entries(NODES).flatMap(([node, p]) => [
-      ...p.create.map((createMs, i) => playKubelet(node, `${node}-${i}`, createMs, false)),
-      playKubelet(node, `${node}-attach`, p.create[0] as number, true),
+      ...p.create.map((createMs, i) => sleep(i * STAGGER_MS).then(() => playKubelet(node, `${node}-${i}`, createMs, false))),
+      sleep(p.create.length * STAGGER_MS).then(() => playKubelet(node, `${node}-attach`, p.create[0] as number, true)),
     ]));
     const allReady = Date.now();
     t.diagnostic(`22 pods played in ${((allReady - started) / 1000).toFixed(1)} s`);
@@ -187,24 +209,29 @@ describe('workload path on a real control plane: the test plays the kubelet', re
 
       // The next scan after the last Ready carries every sample.
       const metricsUrl = await agent.metricsUrl();
+      let stalledMs = 0;
       const body = await until(`${node}: a scan after the last pod was Ready`, async () => {
         const text = (await scrape(metricsUrl)).body;
+        stalledMs = Math.max(stalledMs, (sample(text, 'nodejs_eventloop_lag_max_seconds') ?? 0) * 1000);
         return (sample(text, 'node_tuning_advisor_last_scan_success_timestamp_seconds') ?? 0) * 1000 > allReady && text;
-      }, 20_000);
-      const lines: string[] = [];
+      }, (INTERVAL_S * 1.1 + 10) * 1000);
+      // The agent times a milestone when its watch event is handled: a moment it was not scheduled
+      // (on a shared, loaded machine) is added to that sample. It reports that delay itself.
+      const tolerance = TOLERANCE_MS + Math.round(stalledMs);
+      const lines: string[] = [`tolerance ${tolerance} ms (event loop delayed up to ${Math.round(stalledMs)} ms)`];
       for (const phase of PHASES) {
         for (const p of [50, 99]) {
           const want = percentile(expected[phase], p);
           const got = (sample(body, 'node_tuning_advisor_pod_startup_window_seconds', { phase, percentile: String(p) }) as number) * 1000;
           lines.push(`${phase} p${p} ${Math.round(got)} ms (server ${want} ms)`);
-          assert.ok(Math.abs(got - want) <= TOLERANCE_MS, `${node} ${phase} p${p}: agent ${got} ms, server ${want} ms`);
+          assert.ok(Math.abs(got - want) <= tolerance, `${node} ${phase} p${p}: agent ${got} ms, server ${want} ms (tolerance ${tolerance} ms)`);
         }
       }
       assert.equal(sample(body, 'node_tuning_advisor_pod_startup_phase_seconds_count', { phase: 'total' }), 11, 'each pod observed once');
       const attachWant = (attachedAt.get(node) as number) - (seen.get(mine.items.find((p: any) => p.metadata.name === `${node}-attach`).metadata.uid)?.scheduled as number);
       const attachGot = (sample(body, 'node_tuning_advisor_volume_attach_window_seconds', { percentile: '90' }) as number) * 1000;
       lines.push(`attach ${Math.round(attachGot)} ms (server ${attachWant} ms)`);
-      assert.ok(Math.abs(attachGot - attachWant) <= TOLERANCE_MS, `${node} attach: agent ${attachGot} ms, server ${attachWant} ms`);
+      assert.ok(Math.abs(attachGot - attachWant) <= tolerance, `${node} attach: agent ${attachGot} ms, server ${attachWant} ms (tolerance ${tolerance} ms)`);
       t.diagnostic(`${node}: ${lines.join('; ')}`);
     }
 
