@@ -159,7 +159,9 @@ describe('report on a real kube-apiserver', realServerTier(), () => {
       if (node.metadata.name in AGENTS) {
         const published = JSON.parse(raw);
         assert.equal(row?.agent, 'ok', node.metadata.name);
-        assert.deepEqual(row?.report, published, `${node.metadata.name}: the report is what the Node carries`);
+        for (const [key, value] of Object.entries(published)) {
+          assert.deepEqual((row?.report as Record<string, unknown> | undefined)?.[key], value, `${node.metadata.name}: ${key} is what the Node carries`);
+        }
         assert.deepEqual(row?.roles, node.metadata.name.startsWith('cp-') ? ['control-plane'] : ['worker']);
       } else {
         assert.equal(row?.agent, raw === undefined ? 'none' : 'unreadable', node.metadata.name);

@@ -233,13 +233,19 @@ describe('workload path on a real control plane: the test plays the kubelet', re
       lines.push(`attach ${Math.round(attachGot)} ms (server ${attachWant} ms)`);
       assert.ok(Math.abs(attachGot - attachWant) <= tolerance, `${node} attach: agent ${attachGot} ms, server ${attachWant} ms (tolerance ${tolerance} ms)`);
       t.diagnostic(`${node}: ${lines.join('; ')}`);
+      // The scan that carries the samples judges the rules (1 failing, 0 not): the slow node fails both.
+      const failing = ['pod-startup-slo', 'volume-attach'].map((rule) => sample(body, 'node_tuning_advisor_finding', { rule }));
+      assert.deepEqual(failing, node === 'wl-slow' ? [1, 1] : [0, 0], `${node}: pod-startup-slo, volume-attach failing`);
     }
 
     // What the operator reads on each Node: the slow node fails both rules, the fast one passes both.
+    // The report annotation lists failing and unknown rules only; with 11 pods and an attach sample
+    // on each node both rules apply (minSamples 10 and 1), so a rule not listed there passes (and the
+    // fast node's scan above already said "not failing").
     const statuses = async (node: string) => {
       const parsed = parseAnnotations(await ownAnnotations(cp, node));
       if (parsed.state !== 'ok') return undefined;
-      const of = (rule: string) => parsed.report.rules.find((r) => r.rule === rule)?.status;
+      const of = (rule: string) => parsed.report.rules.find((r) => r.rule === rule)?.status ?? 'pass';
       return `${of('pod-startup-slo')} ${of('volume-attach')}`;
     };
     await until('wl-slow published fail/fail', async () => (await statuses('wl-slow')) === 'fail fail', 20_000)
