@@ -1,6 +1,7 @@
 // Renders `report`: nodes worst first, failing rules grouped across nodes, then the cluster checks.
 // The table fits `width` columns (default 80): every line is cut, never left to the terminal to wrap.
 import type { ClusterReport } from '../cluster/report.ts';
+import { spaced } from '../cluster/fleet.ts';
 import { failingRules, type NodeRow } from '../cluster/nodes.ts';
 import type { Finding, Severity } from '../report/types.ts';
 import { wrap } from './table.ts';
@@ -31,16 +32,27 @@ function nodeSection(report: ClusterReport, width: number): string[] {
     const [score, grade, failing] = nodeCells(row);
     return line([row.name, row.roles.join(','), score.padStart(5), grade, failing]);
   });
-  return [line(['NODE', 'ROLE', 'SCORE', 'GRADE', 'FAILING RULES']), ...rows];
+  return [line(['NODE', 'ROLE', 'SCORE', 'GRADE', 'FAILING RULES']), ...rows, ...restLines(report).map((l) => fit(l, width))];
+}
+
+/** Groups shown for the nodes outside the worst N; the JSON and --all have every node. */
+const MAX_REST_GROUPS = 10;
+
+/** The nodes not listed one by one, as groups ("4 812 nodes grade A, no failing rule"). */
+export function restLines(report: ClusterReport): string[] {
+  if (report.rest.length === 0) return [];
+  const shown = report.rest.slice(0, MAX_REST_GROUPS);
+  const hidden = report.rest.slice(MAX_REST_GROUPS);
+  const others = hidden.reduce((n, g) => n + g.count, 0);
+  const more = hidden.length > 0 ? [`  and ${spaced(others)} more in ${hidden.length} other groups`] : [];
+  return [report.nodes.length > 0 ? 'Other nodes (--all lists each one)' : 'Nodes (--limit N lists the worst one by one)', ...shown.map((g) => `  ${g.text}`), ...more];
 }
 
 function headLines(report: ClusterReport, width: number): string[] {
-  const withAgent = report.nodes.filter((n) => n.agent === 'ok').length;
-  const none = report.nodes.filter((n) => n.agent === 'none').length;
-  const unreadable = report.nodes.length - withAgent - none;
+  const { nodes, withAgent, noAgent, unreadable } = report.summary;
   const scope = report.selector ? ` matching ${report.selector}` : '';
-  const counts = [`${withAgent} with agent`, ...(none > 0 ? [`${none} no agent`] : []), ...(unreadable > 0 ? [`${unreadable} unreadable`] : [])];
-  return [fit(`node-tuning-advisor report · ${report.nodes.length} nodes${scope} (${counts.join(', ')})`, width)];
+  const counts = [`${spaced(withAgent)} with agent`, ...(noAgent > 0 ? [`${spaced(noAgent)} no agent`] : []), ...(unreadable > 0 ? [`${spaced(unreadable)} unreadable`] : [])];
+  return [fit(`node-tuning-advisor report · ${spaced(nodes)} nodes${scope} (${counts.join(', ')})`, width)];
 }
 
 function detail(finding: Finding, width: number): string[] {
@@ -83,6 +95,8 @@ export function renderClusterMarkdown(report: ClusterReport): string {
     const [score, grade, failing] = nodeCells(row);
     lines.push(`| ${cell(row.name)} | ${row.roles.join(', ')} | ${score} | ${grade} | ${cell(failing)} |`);
   }
+  const rest = restLines(report);
+  if (rest.length > 0) lines.push('', `**${rest[0]}**`, '', ...rest.slice(1).map((l) => `- ${cell(l.trim())}`));
   if (report.fleet.length > 0) lines.push('', '## Failing across nodes', '', ...report.fleet.map((g) => `- **${g.severity}** \`${g.rule}\`: ${g.text.slice(g.rule.length + 1)}`));
   lines.push('', `## Cluster checks: score ${report.cluster.score}/100 (grade ${report.cluster.grade})`, '', '| Status | Severity | Rule | Observed | Expected |', '|---|---|---|---|---|');
   for (const f of report.cluster.findings) lines.push(`| ${STATUS_LABEL[f.status]} | ${f.severity} | \`${f.ruleId}\` | ${cell(f.observed)} | ${cell(f.expected)} |`);
