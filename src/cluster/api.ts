@@ -23,8 +23,13 @@ export interface LogBounds {
 }
 
 export const DEFAULT_LOG_BOUNDS: LogBounds = { tailLines: 2000, limitBytes: 512 * 1024, sinceSeconds: 3600 };
-/** Items per LIST request (kubectl's chunk size). */
+/** Items per LIST request at most (kubectl's chunk size). */
 export const DEFAULT_PAGE_SIZE = 500;
+/**
+ * Bytes per LIST response aimed at: pages of large objects (Nodes with big annotations) get fewer
+ * items. Below ~1 MiB a page's text and objects die young; bigger ones linger until a full GC.
+ */
+export const PAGE_BYTES = 768 * 1024;
 
 export interface Paging {
   /** Items per LIST request; 0: each list in one response (no `limit`). */
@@ -116,7 +121,7 @@ export class ClusterApi {
     const summary: ScanSummary = { pages: 0, items: 0, restarted: false };
     let lastKey: string | undefined;
     let skipThrough: string | undefined;
-    const list: ListOptions = { ...opts, ...(this.paging.pageSize > 0 ? { limit: this.paging.pageSize } : {}) };
+    const list: ListOptions = { ...opts, ...(this.paging.pageSize > 0 ? { limit: this.paging.pageSize, pageBytes: PAGE_BYTES } : {}) };
     for (;;) {
       try {
         await this.client.listPages<KubeObject>(ref, list, async (page) => {

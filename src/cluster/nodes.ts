@@ -26,11 +26,20 @@ export function rolesOf(node: Obj): string[] {
   return unique.length > 0 ? unique : ['worker'];
 }
 
+/** The report with only the fields the advisor writes: anything else an annotation carries is dropped. */
+function ownFields(report: AnnotatedReport): AnnotatedReport {
+  const { pass, fail, unknown, 'not-applicable': na } = report.counts;
+  const rules = report.rules.map(({ rule, status, severity, category, observed }): RuleEntry => ({
+    rule, status, severity, category, ...(observed === undefined ? {} : { observed }),
+  }));
+  return { schemaVersion: report.schemaVersion, score: report.score, grade: report.grade, counts: { pass, fail, unknown, 'not-applicable': na }, omitted: report.omitted, rules };
+}
+
 export function nodeRow(node: Obj): NodeRow {
   const name = String(node.metadata?.name ?? '?');
   const roles = rolesOf(node);
   const parsed = parseAnnotations(node.metadata?.annotations);
-  if (parsed.state === 'ok') return { name, roles, agent: 'ok', report: parsed.report };
+  if (parsed.state === 'ok') return { name, roles, agent: 'ok', report: ownFields(parsed.report) };
   if (parsed.state === 'unreadable') return { name, roles, agent: 'unreadable', problem: parsed.reason };
   return { name, roles, agent: 'none' };
 }

@@ -108,7 +108,8 @@ async function foldNodes(api: ClusterApi, options: ReportOptions, tally: FleetTa
     }
   });
   if (!listed.ok) {
-    const hint = listed.code === '403' ? '; report needs list on nodes (see README, "Cluster view")' : '';
+    const hint = listed.code === '403' ? '; report needs list on nodes (see README, "Cluster view")'
+      : listed.code === 'too-large' ? '; ask for fewer nodes per request with a smaller --page-size' : '';
     throw new InputError(`cannot list nodes: ${listed.reason}${hint}`);
   }
 }

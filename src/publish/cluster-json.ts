@@ -6,9 +6,11 @@ import type { NodeRow } from '../cluster/nodes.ts';
 
 type Out = NodeJS.WritableStream;
 
-/** `value` as JSON.stringify(value, null, 2) prints it nested `depth` levels deep (first line not indented). */
-function nested(value: unknown, depth: number): string {
-  return JSON.stringify(value, null, 2).replace(/\n/g, `\n${'  '.repeat(depth)}`);
+type Clean = (text: string) => string;
+
+/** `value` as JSON.stringify(value, null, 2) prints it nested `depth` levels deep (first line not indented), strings cleaned. */
+function nested(value: unknown, depth: number, clean: Clean): string {
+  return JSON.stringify(value, (_key, v: unknown) => (typeof v === 'string' ? clean(v) : v), 2).replace(/\n/g, `\n${'  '.repeat(depth)}`);
 }
 
 export class ClusterJsonStream {
@@ -17,11 +19,16 @@ export class ClusterJsonStream {
   private opened = false;
   private nodes = 0;
   private closed = false;
+  private readonly clean: Clean;
 
-  /** `head`: the keys before `nodes` (schemaVersion, kind, generatedAt, selector). */
-  constructor(out: Out, head: Record<string, unknown>) {
+  /**
+   * `head`: the keys before `nodes` (schemaVersion, kind, generatedAt, selector). `clean` is applied
+   * to every string value (keys are the report's own), e.g. to strip control characters.
+   */
+  constructor(out: Out, head: Record<string, unknown>, clean: Clean = (text) => text) {
     this.out = out;
     this.head = head;
+    this.clean = clean;
   }
 
   private async write(text: string): Promise<void> {
@@ -32,13 +39,13 @@ export class ClusterJsonStream {
   private async open(): Promise<void> {
     if (this.opened) return;
     this.opened = true;
-    const keys = Object.entries(this.head).map(([key, value]) => `  ${JSON.stringify(key)}: ${nested(value, 1)},\n`).join('');
+    const keys = Object.entries(this.head).map(([key, value]) => `  ${JSON.stringify(key)}: ${nested(value, 1, this.clean)},\n`).join('');
     await this.write(`{\n${keys}  "nodes": [`);
   }
 
   async node(row: NodeRow): Promise<void> {
     await this.open();
-    await this.write(`${this.nodes === 0 ? '\n' : ',\n'}    ${nested(row, 2)}`);
+    await this.write(`${this.nodes === 0 ? '\n' : ',\n'}    ${nested(row, 2, this.clean)}`);
     this.nodes += 1;
   }
 
@@ -52,7 +59,7 @@ export class ClusterJsonStream {
     if (this.closed) return;
     this.closed = true;
     await this.closeNodes();
-    const keys = Object.entries(tail).map(([key, value]) => `,\n  ${JSON.stringify(key)}: ${nested(value, 1)}`).join('');
+    const keys = Object.entries(tail).map(([key, value]) => `,\n  ${JSON.stringify(key)}: ${nested(value, 1, this.clean)}`).join('');
     await this.write(`${keys}\n}\n`);
   }
 

@@ -7,14 +7,19 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { PassThrough } from 'node:stream';
 import path from 'node:path';
+import { main } from '../../src/cli/main.ts';
 import { ClusterApi } from '../../src/cluster/api.ts';
 import type { NodeRow } from '../../src/cluster/nodes.ts';
 import { runClusterReport, type ClusterReport } from '../../src/cluster/report.ts';
+import { TokenBucket } from '../../src/kube/backoff.ts';
+import { FIRST_ADAPTIVE_LIMIT, KubeClient } from '../../src/kube/client.ts';
+import { CONFIGMAPS } from '../../src/kube/resources.ts';
 import { auditArgs, describeRequests, type AuditedRequest, type AuditLog } from '../helpers/audit.ts';
 import { runCli } from '../helpers/cli.ts';
 import { ControlPlane, realServerTier } from '../helpers/control-plane.ts';
-import { buildFleet } from '../helpers/fleet-cluster.ts';
+import { buildFleet, inParallel } from '../helpers/fleet-cluster.ts';
 import { KubeletLogs } from '../helpers/kubelet-logs.ts';
 
 const REPORTER = 'fleet-reporter';
@@ -120,6 +125,45 @@ describe('report pages every list on a real kube-apiserver', realServerTier(), (
     assert.deepEqual(json.nodes.map((n) => n.name), [...nodes].sort(), 'every node, in the API\'s (name) order');
     assert.equal(json.summary.nodes, nodes.length);
     assert.equal((json as Partial<ClusterReport>).rest, undefined, 'JSON has every node, no groups');
+  });
+
+  test('pages of large objects get fewer items: a page stays near its byte target', async () => {
+    await cp.must('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'big-objects' } });
+    const names = Array.from({ length: 150 }, (_, i) => `cm-${String(i).padStart(3, '0')}`);
+    await inParallel(names, 8, (name) => cp.must('POST', '/api/v1/namespaces/big-objects/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { blob: 'x'.repeat(4000) } }));
+    const client = KubeClient.fromKubeconfig(kubeconfig, { limiter: new TokenBucket(100, 100) });
+    const since = Date.now();
+    const seen: string[] = [];
+    try {
+      await client.listPages(CONFIGMAPS, { namespace: 'big-objects', limit: 500, pageBytes: 40_000 }, (page) => { seen.push(...page.items.map((i) => i.metadata.name)); });
+    } finally {
+      await client.stop();
+    }
+    assert.deepEqual(seen, names, 'each object once, in order');
+    const limits = (await audit.requests((r) => r.user === REPORTER && r.at >= since)).map((r) => Number(r.query.get('limit')));
+    assert.equal(limits[0], FIRST_ADAPTIVE_LIMIT, 'the first page asks for a few items');
+    assert.ok(limits.slice(1).every((l) => l >= 8 && l <= 10), `then as many as fit in 40 000 bytes (~4.2 kB each): ${limits}`);
+  });
+
+  test('on a terminal: a progress line while paging, erased before the report, then what the run cost', async () => {
+    const stdout = new PassThrough();
+    const stderr = Object.assign(new PassThrough(), { isTTY: true, columns: 80 });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    stdout.on('data', (c: Buffer) => out.push(c));
+    stderr.on('data', (c: Buffer) => err.push(c));
+    const since = Date.now();
+    const code = await main(['report', '--kubeconfig', kubeconfig, '--page-size', '4', '--qps', '50', '--fail-on', 'never'], { stdout, stderr, env: {} });
+    assert.equal(code, 0);
+    const text = Buffer.concat(err).toString('utf8');
+    assert.match(text, /\rreport: nodes · 4 read, page 1\u001b\[K/);
+    assert.match(text, /\rreport: deployments\.apps · \d+ read, page \d+\u001b\[K/);
+    const last = /\r\u001b\[K(report: (\d+) requests, [\d.]+ (?:KiB|MiB) received in [\d.]+ s \(pages of 4, ≤ 50 requests\/s\))\n$/.exec(text);
+    assert.ok(last, JSON.stringify(text.slice(-300)));
+    const requests = await audit.requests((r) => r.user === REPORTER && r.at >= since);
+    assert.equal(Number(last[2]), requests.length, 'the count the server saw');
+    assert.doesNotMatch(Buffer.concat(out).toString('utf8'), /\r|\u001b/, 'the report itself has no progress in it');
+    assert.equal((await runCli(['report', '--kubeconfig', kubeconfig, '--fail-on', 'never'])).stderr, '', 'nothing on stderr when it is not a terminal');
   });
 
   // Last: it restarts the API server (the watch cache would otherwise serve the old snapshot).

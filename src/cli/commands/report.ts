@@ -119,7 +119,7 @@ export async function reportCommand(args: string[], io: Io): Promise<number> {
   }
   const generatedAt = new Date().toISOString();
   const json = output === 'json'
-    ? new ClusterJsonStream(io.stdout, { schemaVersion: CLUSTER_REPORT_SCHEMA_VERSION, kind: 'ClusterReport', generatedAt, selector: values.selector ?? null })
+    ? new ClusterJsonStream(io.stdout, { schemaVersion: CLUSTER_REPORT_SCHEMA_VERSION, kind: 'ClusterReport', generatedAt, selector: values.selector ?? null }, stripControls)
     : undefined;
   let report: ClusterReport;
   try {
@@ -128,9 +128,9 @@ export async function reportCommand(args: string[], io: Io): Promise<number> {
       ruleLocations: values.rules ?? [],
       bundledRules: !values['no-bundled-rules'],
       generatedAt,
-      // JSON lists every node as it is read; the table keeps the worst.
+      // JSON lists every node as it is read (its strings cleaned as they are written); the table keeps the worst.
       limit: json ? 0 : flags.limit,
-      ...(json ? { onNode: (row) => json.node(terminalSafe(row)) } : {}),
+      ...(json ? { onNode: (row) => json.node(row) } : {}),
     }));
   } catch (error) {
     await json?.abort(stripControls((error as Error).message));
