@@ -32,7 +32,8 @@ function nodeSection(report: ClusterReport, width: number): string[] {
     const [score, grade, failing] = nodeCells(row);
     return line([row.name, row.roles.join(','), score.padStart(5), grade, failing]);
   });
-  return [line(['NODE', 'ROLE', 'SCORE', 'GRADE', 'FAILING RULES']), ...rows, ...restLines(report).map((l) => fit(l, width))];
+  const header = rows.length > 0 || report.rest.length === 0 ? [line(['NODE', 'ROLE', 'SCORE', 'GRADE', 'FAILING RULES'])] : [];
+  return [...header, ...rows, ...restLines(report).map((l) => fit(l, width))];
 }
 
 /** Groups shown for the nodes outside the worst N; the JSON and --all have every node. */

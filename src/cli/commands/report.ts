@@ -20,28 +20,33 @@ const DEFAULT_LIMIT = 20;
 
 export const REPORT_USAGE = `Usage: node-tuning-advisor report [flags]
 
-The cluster view: the worst nodes' score, grade and failing rules (from the agents' annotations),
-the other nodes grouped, failing rules counted across nodes by role, then the cluster-scope checks
-(Tekton, CSI sidecars, Events split).
+The cluster view: the worst nodes' score, grade and failing rules (from the
+agents' annotations), the other nodes grouped, failing rules counted across
+nodes by role, then the cluster-scope checks (Tekton, CSI sidecars, Events split).
 
 Flags:
   --kubeconfig FILE      kubeconfig to use (default: $KUBECONFIG, ~/.kube/config, or in-cluster)
   -l, --selector SEL     only nodes matching this label selector (e.g. node-role.kubernetes.io/worker)
   --output FORMAT        table (default, fits 80 columns), json (every node, streamed), markdown
-  --limit N              nodes listed one by one, worst first (default ${DEFAULT_LIMIT}); the rest are grouped
+  --limit N              nodes listed one by one, worst first (default ${DEFAULT_LIMIT}); the rest grouped
   --all                  list every node (table, markdown)
   --fail-on LEVEL        exit 1 when a rule fails at or above: warning, critical (default), never
-  --page-size N          items per LIST request (default ${DEFAULT_PAGE_SIZE}); 0 asks for each list in one response
+  --page-size N          items per LIST request at most (default ${DEFAULT_PAGE_SIZE}; fewer when items
+                         are large: pages stay near 768 KiB); 0: each list in one response
   --qps N                requests per second at most (default ${DEFAULT_REPORT_QPS}, bursts of twice that)
   --rules PATH           extra rule directory or file; repeatable (cluster rules: scope: cluster)
   --no-bundled-rules     use only the --rules given
   -h, --help             this help
 
-Reads only, one request at a time for lists: nodes as metadata (labels and annotations); ConfigMaps
-named feature-flags; PipelineRuns as metadata, then the 50 newest in full; Deployments, StatefulSets
-and DaemonSets (to find Tekton's controller and the CSI sidecars); ≤ 5 running pods of those, by their
-workload's selector, and their log tails. Never all pods, never one request per node.
-Exit codes: 0 nothing failed at or above --fail-on; 1 something did; 2 bad flags, kubeconfig or no access.
+Reads only, lists one request at a time: nodes as metadata (labels and
+annotations); ConfigMaps named feature-flags; PipelineRuns as metadata, then
+the 50 newest in full; Deployments, StatefulSets and DaemonSets (to find
+Tekton's controller and the CSI sidecars), then ≤ 5 running pods of those by
+their workload's selector, and their log tails. Never all pods, never one
+request per node. On a terminal, progress and the requests and bytes it cost
+go to stderr.
+Exit codes: 0 nothing failed at or above --fail-on; 1 something did;
+2 bad flags, kubeconfig or no access.
 `;
 
 const OUTPUTS = ['table', 'json', 'markdown'] as const;
