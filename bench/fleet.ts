@@ -31,7 +31,7 @@ const APP_NAMESPACES = 100;
 const APPS_PER_NAMESPACE = 4;
 
 interface Size { nodes: number; pods: number }
-interface Measured { label: string; output: string; code: number; wallS: number; peakMiB: number; requests: number; bytes: number }
+interface Measured { label: string; output: string; code: number; wallS: number; peakMiB: number; requests: number; bytes: number; nodeBytes?: number }
 
 function sizes(): Size[] {
   return (process.env.NTA_BENCH_FLEET_SIZES ?? '500:10000,5000:100000').split(',').map((s) => {
@@ -90,7 +90,17 @@ async function measure(label: string, bundle: string, output: string, kubeconfig
   const wallS = (performance.now() - started) / 1000;
   const peakMiB = Number((await readFile(timeFile, 'utf8')).trim().split('\n').at(-1)) / 1024;
   const requests = (await audit.requests((r) => r.user === REPORTER && r.at >= since)).length;
-  return { label, output, code, wallS, peakMiB, requests, bytes: relay.bytes };
+  return { label, output, code, wallS, peakMiB, requests, bytes: relay.bytes, ...nodeBytes(output === 'json' ? await readFile(outFile, 'utf8') : '') };
+}
+
+/** What the report itself says it received for the Node list (JSON, builds that count it). */
+function nodeBytes(json: string): { nodeBytes?: number } {
+  try {
+    const bytes = (JSON.parse(json) as { api?: { bytesByResource?: Record<string, number> } }).api?.bytesByResource?.nodes;
+    return bytes === undefined ? {} : { nodeBytes: bytes };
+  } catch {
+    return {};
+  }
 }
 
 async function measureSize(size: Size, bundles: [string, string][], tmp: string): Promise<{ size: Size; buildS: number; runs: Measured[] }> {
@@ -154,6 +164,10 @@ function print(results: { size: Size; buildS: number; runs: Measured[] }[]): voi
     console.log(`${'  peak RSS'.padEnd(30)}${cells((m) => `${m.peakMiB.toFixed(0)} MiB`)}`);
     console.log(`${'  requests'.padEnd(30)}${cells((m) => String(m.requests))}`);
     console.log(`${'  bytes received'.padEnd(30)}${cells((m) => mib(m.bytes))}`);
+    if (results.every((r) => r.runs[i]?.nodeBytes !== undefined)) {
+      console.log(`${'    of which the Node list'.padEnd(30)}${cells((m) => mib(m.nodeBytes ?? 0))}`);
+      console.log(`${'    everything else'.padEnd(30)}${cells((m) => mib(m.bytes - (m.nodeBytes ?? 0)))}`);
+    }
     if (results.length > 1) {
       const [small, big] = [results[0]?.runs[i] as Measured, results.at(-1)?.runs[i] as Measured];
       console.log(`  largest / smallest: peak RSS ×${(big.peakMiB / small.peakMiB).toFixed(2)}, bytes ×${(big.bytes / small.bytes).toFixed(1)}, wall ×${(big.wallS / small.wallS).toFixed(1)}`);

@@ -5,7 +5,8 @@
 import { KubeClient, type ClientOptions, type ListOptions } from '../kube/client.ts';
 import { ContinueExpired, describeError, KubeError } from '../kube/errors.ts';
 import { objectKey, type KubeObject } from '../kube/objects.ts';
-import type { ResourceRef } from '../kube/resources.ts';
+import { configSource, type ConfigSource } from '../kube/config.ts';
+import { EVENTS, NODES, type ResourceRef } from '../kube/resources.ts';
 
 export type ApiResult<T> = { ok: true; value: T } | { ok: false; code: string; reason: string };
 
@@ -13,6 +14,8 @@ export interface ApiRequest {
   verb: string;
   resource: string;
   code: string;
+  /** Body bytes received. */
+  bytes: number;
 }
 
 /** Log reads stay small: the last lines of the last hour, capped in bytes. */
@@ -78,14 +81,19 @@ export class ClusterApi {
 
   /** With the kubeconfig's credentials, or the pod's service account when undefined; throws KubeConfigError. */
   static fromKubeconfig(kubeconfig: string | undefined, env: NodeJS.ProcessEnv = process.env, opts: ClientOptions = {}, paging: Paging = { pageSize: DEFAULT_PAGE_SIZE }): ClusterApi {
+    return ClusterApi.fromSource(configSource(kubeconfig, env), opts, paging);
+  }
+
+  /** From a config source (a kubeconfig file, maybe one of its contexts; the service account); throws KubeConfigError. */
+  static fromSource(source: ConfigSource, opts: ClientOptions = {}, paging: Paging = { pageSize: DEFAULT_PAGE_SIZE }): ClusterApi {
     const requests: ApiRequest[] = [];
-    const client = KubeClient.fromKubeconfig(kubeconfig, {
+    const client = KubeClient.fromSource(source, {
       ...opts,
       onRequest: (r) => {
-        requests.push({ verb: r.verb === 'log' ? 'get' : r.verb, resource: r.resource, code: r.code });
+        requests.push({ verb: r.verb === 'log' ? 'get' : r.verb, resource: r.resource, code: r.code, bytes: r.bytes });
         opts.onRequest?.(r);
       },
-    }, env);
+    });
     return new ClusterApi(client, requests, paging);
   }
 
@@ -159,6 +167,18 @@ export class ClusterApi {
 
   get(ref: ResourceRef, namespace: string | undefined, name: string): Promise<ApiResult<Obj>> {
     return this.attempt(() => this.client.get<KubeObject>(ref, name, namespace === undefined ? {} : { namespace }));
+  }
+
+  /** One Node (`describe NODE`). */
+  getNode(name: string): Promise<ApiResult<Obj>> {
+    return this.get(NODES, undefined, name);
+  }
+
+  /** Events of one namespace matching a field selector (paged), e.g. those our agent wrote about one Node. */
+  async listEvents(namespace: string, fieldSelector: string): Promise<ApiResult<Obj[]>> {
+    const items: Obj[] = [];
+    const scanned = await this.scan(EVENTS, { namespace, fieldSelector }, (page) => { items.push(...page); });
+    return scanned.ok ? { ok: true, value: items } : scanned;
   }
 
   readLog(namespace: string, pod: string, container: string, bounds: LogBounds = DEFAULT_LOG_BOUNDS): Promise<ApiResult<string>> {

@@ -30,7 +30,7 @@ export function rolesOf(node: Obj): string[] {
 function ownFields(report: AnnotatedReport): AnnotatedReport {
   const { pass, fail, unknown, 'not-applicable': na } = report.counts;
   const rules = report.rules.map(({ rule, status, severity, category, observed }): RuleEntry => ({
-    rule, status, severity, category, ...(observed === undefined ? {} : { observed }),
+    rule, status, severity, ...(category === undefined ? {} : { category }), ...(observed === undefined ? {} : { observed }),
   }));
   return { schemaVersion: report.schemaVersion, score: report.score, grade: report.grade, counts: { pass, fail, unknown, 'not-applicable': na }, omitted: report.omitted, rules };
 }

@@ -27,6 +27,8 @@ export interface ApiSummary {
   /** The client's own rate limit (requests per second), when set. */
   qps?: number;
   byResource: Record<string, number>;
+  /** Body bytes received per resource. */
+  bytesByResource: Record<string, number>;
   failed: ApiRequest[];
   /** Lists restarted from the first page after their continue token expired (410). */
   restarted: string[];
@@ -89,11 +91,15 @@ class EventsSplitTally {
 
 export function apiSummary(api: ClusterApi): ApiSummary {
   const byResource: Record<string, number> = {};
-  for (const r of api.requests) byResource[r.resource] = (byResource[r.resource] ?? 0) + 1;
+  const bytesByResource: Record<string, number> = {};
+  for (const r of api.requests) {
+    byResource[r.resource] = (byResource[r.resource] ?? 0) + 1;
+    bytesByResource[r.resource] = (bytesByResource[r.resource] ?? 0) + r.bytes;
+  }
   const { requests, bytesReceived } = api.client.stats;
   return {
     requests, bytesReceived, pageSize: api.paging.pageSize, ...(api.qps !== undefined ? { qps: api.qps } : {}),
-    byResource, failed: api.requests.filter((r) => r.code !== '200'), restarted: [...api.restarts],
+    byResource, bytesByResource, failed: api.requests.filter((r) => r.code !== '200'), restarted: [...api.restarts],
   };
 }
 
@@ -116,8 +122,11 @@ async function foldNodes(api: ClusterApi, options: ReportOptions, tally: FleetTa
 
 export async function runClusterReport(api: ClusterApi, options: ReportOptions): Promise<ClusterReport> {
   const generatedAt = options.generatedAt ?? new Date().toISOString();
-  const rules = await loadRuleSet({ ...options, scope: 'cluster' });
-  const tally = new FleetTally({ limit: options.limit });
+  // Node rules too: version-2 annotations leave out a rule's category, the rule set knows it.
+  const everyScope = await loadRuleSet(options);
+  const rules = everyScope.filter((rule) => rule.scope === 'cluster');
+  const categories = new Map(everyScope.map((rule) => [rule.id, rule.category]));
+  const tally = new FleetTally({ limit: options.limit, categoryOf: (rule) => categories.get(rule) });
   const events = new EventsSplitTally();
   await foldNodes(api, options, tally, events);
   const facts = new FactSet();

@@ -9,7 +9,8 @@ import { FleetTally, MAX_EXAMPLES } from '../../src/cluster/fleet.ts';
 import { failingRules, slimRow, worstFirst, type NodeRow } from '../../src/cluster/nodes.ts';
 import { TopN } from '../../src/cluster/top.ts';
 import { selectorString } from '../../src/cluster/workloads.ts';
-import { ClusterJsonStream } from '../../src/publish/cluster-json.ts';
+import { parse } from 'yaml';
+import { ClusterReportStream } from '../../src/publish/cluster-stream.ts';
 
 const RULES = ['kernel-tick-rate', 'cpu-governor', 'etcd-fsync-latency', 'tuned-profile'] as const;
 const SEVERITY = { 'kernel-tick-rate': 'warning', 'cpu-governor': 'warning', 'etcd-fsync-latency': 'critical', 'tuned-profile': 'info' } as const;
@@ -88,19 +89,21 @@ describe('TopN keeps the first N in order', () => {
   });
 });
 
-describe('the JSON stream', () => {
-  it('prints exactly JSON.stringify(document, null, 2), holding one node at a time', async () => {
-    await fc.assert(fc.asyncProperty(fc.array(fc.jsonValue(), { maxLength: 5 }), fc.dictionary(fc.stringMatching(/^[a-z][a-zA-Z]{0,9}$/), fc.jsonValue(), { minKeys: 1, maxKeys: 4 }), async (nodes, tail) => {
+describe('the JSON and YAML streams', () => {
+  it('JSON: exactly JSON.stringify(document, null, 2); YAML: the same document; one node held at a time', async () => {
+    await fc.assert(fc.asyncProperty(fc.constantFrom('json' as const, 'yaml' as const), fc.array(fc.jsonValue(), { maxLength: 5 }), fc.dictionary(fc.stringMatching(/^[a-z][a-zA-Z]{0,9}$/), fc.jsonValue(), { minKeys: 1, maxKeys: 4 }), async (format, nodes, tail) => {
       const out = new PassThrough();
       const chunks: Buffer[] = [];
       out.on('data', (c: Buffer) => chunks.push(c));
       const head = { schemaVersion: 2, kind: 'ClusterReport', selector: null };
-      const stream = new ClusterJsonStream(out, head);
+      const stream = new ClusterReportStream(out, format, head);
       for (const node of nodes) await stream.node(node as unknown as NodeRow);
       const safeTail = Object.fromEntries(Object.entries(tail).filter(([k]) => !(k in head) && k !== 'nodes'));
       await stream.finish(safeTail);
       const text = Buffer.concat(chunks).toString('utf8');
-      assert.equal(text, `${JSON.stringify({ ...head, nodes, ...safeTail }, null, 2)}\n`);
+      const whole = { ...head, nodes, ...safeTail };
+      if (format === 'json') assert.equal(text, `${JSON.stringify(whole, null, 2)}\n`);
+      else assert.deepEqual(parse(text), JSON.parse(JSON.stringify(whole)));
     }), { numRuns: 200 });
   });
 
@@ -108,7 +111,7 @@ describe('the JSON stream', () => {
     const out = new PassThrough();
     const chunks: Buffer[] = [];
     out.on('data', (c: Buffer) => chunks.push(c));
-    const stream = new ClusterJsonStream(out, { kind: 'ClusterReport' });
+    const stream = new ClusterReportStream(out, 'json', { kind: 'ClusterReport' });
     await stream.node({ name: 'a' } as NodeRow);
     await stream.abort('cannot list nodes: HTTP 500');
     assert.deepEqual(JSON.parse(Buffer.concat(chunks).toString('utf8')), { kind: 'ClusterReport', nodes: [{ name: 'a' }], error: 'cannot list nodes: HTTP 500' });

@@ -11,11 +11,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parse } from 'yaml';
 import type { ClusterReport } from '../../src/cluster/report.ts';
+import { REPORT_KEY } from '../../src/publish/annotations.ts';
 import { auditArgs, describeRequests, type AuditLog } from '../helpers/audit.ts';
 import { runCli } from '../helpers/cli.ts';
 import { ControlPlane, realServerTier } from '../helpers/control-plane.ts';
 import { buildFleet, CI_NS, markRunning, TEKTON_NS } from '../helpers/fleet-cluster.ts';
-import { podObject, workloadObject } from '../helpers/fleet-objects.ts';
+import { nodeObject, podObject, workloadObject } from '../helpers/fleet-objects.ts';
 import { KubeletLogs } from '../helpers/kubelet-logs.ts';
 import { REPO } from '../helpers/manifests.ts';
 
@@ -97,7 +98,7 @@ describe('report: cluster checks on a real kube-apiserver', realServerTier(), ()
     const { out, json, status } = await report(REPORTER, '--output', 'json');
     assert.equal(out.stderr, '');
     assert.equal(status(SEED_001)?.status, 'fail');
-    assert.match(status(SEED_001)?.observed ?? '', /affinity assistant disabled; 2 of 2 PVC workspaces single-node/);
+    assert.equal(status(SEED_001)?.observed, 'assistant disabled; 2/2 workspaces RWO/RWOP');
     assert.match(status(SEED_001)?.remediation.text ?? '', /coschedule: workspaces/);
     assert.ok(status(SEED_001)?.evidence.some((e) => e.fact === 'cluster.tekton.workspaces.singleNode' && /ci\/build-00002 source: volumeClaimTemplate RWO, gp3/.test(e.detail ?? '')));
     assert.equal(status('tekton-attach-workspaces')?.status, 'fail', 'gp3 is EBS (attachRequired unset), the claim is on NFS');
@@ -162,6 +163,32 @@ describe('report: cluster checks on a real kube-apiserver', realServerTier(), ()
     assert.deepEqual(json?.nodes.map((n) => n.name), ['cp-1', 'cp-2', 'cp-3']);
     assert.equal(status('cluster-events-split')?.status, 'unknown');
     assert.equal(json?.fleet[0]?.text, 'etcd-fsync-latency on 3/3 control-plane nodes');
+  });
+
+  test('reads agents of the previous release (version-1 annotation) next to current ones during a rollout', async () => {
+    // As an agent of the previous release wrote it (every rule listed, with its category).
+    const v1 = [
+      '{"schemaVersion":1,"score":80,"grade":"B","counts":{"fail":1,"unknown":0,"pass":1,"not-applicable":0},"omitted":0,"rules":[',
+      '{"rule":"cpu-governor","status":"fail","severity":"warning","category":"cpu","observed":"governor powersave, driver intel_pstate, EPP power"},',
+      '{"rule":"kernel-tick-rate","status":"pass","severity":"warning","category":"kernel"}',
+      ']}',
+    ].join('\n');
+    await cp.must('POST', '/api/v1/nodes', nodeObject('worker-old', 99, { annotations: { [REPORT_KEY]: v1 } }));
+    try {
+      const { json } = await report(REPORTER, '-o', 'json', '--fail-on', 'never');
+      const old = json?.nodes.find((n) => n.name === 'worker-old');
+      assert.equal(old?.agent, 'ok');
+      assert.equal(old?.report?.score, 80);
+      const cpu = json?.fleet.find((g) => g.rule === 'cpu-governor');
+      assert.equal(cpu?.category, 'cpu');
+      assert.deepEqual(cpu?.examples, ['cp-1', 'worker-old'], 'cp-1 (version 2) and worker-old (version 1)');
+      // Version-2 annotations carry no category: it comes from the rule set report loaded.
+      assert.equal(json?.fleet.find((g) => g.rule === 'etcd-fsync-latency')?.category, 'etcd');
+      const table = await report(REPORTER, '--fail-on', 'never', '--all');
+      assert.match(table.out.stdout, /^worker-old +worker +80 +B +cpu-governor$/m);
+    } finally {
+      await cp.must('DELETE', '/api/v1/nodes/worker-old');
+    }
   });
 
   // Last: it removes Tekton.

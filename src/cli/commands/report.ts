@@ -1,17 +1,15 @@
 // `report`: the cluster view. Reads what every node's agent published plus the cluster-scope facts,
 // with the caller's credentials and read-only requests only: lists paged, one request at a time,
 // under the client's own rate limit.
-import { existsSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
-import { ClusterApi, DEFAULT_PAGE_SIZE } from '../../cluster/api.ts';
+import { DEFAULT_PAGE_SIZE, type ClusterApi } from '../../cluster/api.ts';
 import { CLUSTER_REPORT_SCHEMA_VERSION, runClusterReport, type ClusterReport } from '../../cluster/report.ts';
 import { TokenBucket } from '../../kube/backoff.ts';
-import { ClusterJsonStream } from '../../publish/cluster-json.ts';
+import { ClusterReportStream } from '../../publish/cluster-stream.ts';
 import { renderClusterMarkdown, renderClusterTable } from '../../publish/cluster-report.ts';
 import { SEVERITIES, type Severity } from '../../report/types.ts';
 import { stripControls, terminalSafe } from '../terminal-safe.ts';
-import { EXIT_FINDINGS, EXIT_OK, UsageError, oneOf, parseFlags, type Io } from '../io.ts';
+import { EXIT_FINDINGS, EXIT_OK, UsageError, oneOf, parseFlags, terminalWidth, useColor, type Io } from '../io.ts';
+import { KUBE_FLAGS, KUBE_FLAGS_USAGE, clusterApiFrom } from '../kube-flags.ts';
 import { pagingProgress } from '../paging-progress.ts';
 
 /** The report's own client rate limit (requests per second; burst twice that). */
@@ -25,9 +23,10 @@ agents' annotations), the other nodes grouped, failing rules counted across
 nodes by role, then the cluster-scope checks (Tekton, CSI sidecars, Events split).
 
 Flags:
-  --kubeconfig FILE      kubeconfig to use (default: $KUBECONFIG, ~/.kube/config, or in-cluster)
-  -l, --selector SEL     only nodes matching this label selector (e.g. node-role.kubernetes.io/worker)
-  --output FORMAT        table (default, fits 80 columns), json (every node, streamed), markdown
+${KUBE_FLAGS_USAGE}  -l, --selector SEL     only nodes matching this label selector (e.g. node-role.kubernetes.io/worker)
+  -o, --output FORMAT    table (default: fits the terminal, 80 columns when piped), markdown,
+                         json or yaml (every node, streamed as it is read)
+  -v, --verbose          table: the cluster checks' evidence, full fix and references
   --limit N              nodes listed one by one, worst first (default ${DEFAULT_LIMIT}); the rest grouped
   --all                  list every node (table, markdown)
   --fail-on LEVEL        exit 1 when a rule fails at or above: warning, critical (default), never
@@ -49,18 +48,11 @@ Exit codes: 0 nothing failed at or above --fail-on; 1 something did;
 2 bad flags, kubeconfig or no access.
 `;
 
-const OUTPUTS = ['table', 'json', 'markdown'] as const;
+const OUTPUTS = ['table', 'json', 'yaml', 'markdown'] as const;
+/** The cluster table's width when piped (into a ticket, a CI log) and $COLUMNS is not set. */
+const PIPED_COLUMNS = 80;
 const FAIL_ON = ['warning', 'critical', 'never'] as const;
 const RANK: Record<Severity, number> = { info: 0, warning: 1, critical: 2 };
-
-function kubeconfigPath(flag: string | undefined, env: NodeJS.ProcessEnv): string | undefined {
-  if (flag) return flag;
-  const fromEnv = env.KUBECONFIG?.split(':').find(Boolean);
-  if (fromEnv) return fromEnv;
-  if (env.KUBERNETES_SERVICE_HOST) return undefined;
-  const home = join(env.HOME ?? homedir(), '.kube', 'config');
-  return existsSync(home) ? home : undefined;
-}
 
 /** A whole number in [min, max] from a flag, or a UsageError naming the flag. */
 export function numberFlag(flag: string, value: string | undefined, fallback: number, min: number, max: number): number {
@@ -84,7 +76,7 @@ export function clusterExitCode(report: Pick<ClusterReport, 'summary' | 'cluster
 
 function parseReportFlags(args: string[]) {
   const { values } = parseFlags(args, {
-    kubeconfig: { type: 'string' },
+    ...KUBE_FLAGS,
     selector: { type: 'string', short: 'l' },
     output: { type: 'string', short: 'o' },
     limit: { type: 'string' },
@@ -94,6 +86,7 @@ function parseReportFlags(args: string[]) {
     qps: { type: 'string' },
     rules: { type: 'string', multiple: true },
     'no-bundled-rules': { type: 'boolean' },
+    verbose: { type: 'boolean', short: 'v' },
   }, 'report');
   return {
     values,
@@ -114,17 +107,12 @@ export async function reportCommand(args: string[], io: Io): Promise<number> {
   }
   const started = performance.now();
   const progress = pagingProgress(io);
-  let api: ClusterApi;
-  try {
-    const limiter = new TokenBucket(flags.qps, Math.max(1, Math.ceil(2 * flags.qps)));
-    api = ClusterApi.fromKubeconfig(kubeconfigPath(values.kubeconfig, io.env), io.env, { limiter }, { pageSize: flags.pageSize, onPage: progress?.page });
-    api.qps = flags.qps;
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
+  const limiter = new TokenBucket(flags.qps, Math.max(1, Math.ceil(2 * flags.qps)));
+  const api: ClusterApi = clusterApiFrom(values, io.env, { limiter }, { pageSize: flags.pageSize, ...(progress ? { onPage: progress.page } : {}) });
+  api.qps = flags.qps;
   const generatedAt = new Date().toISOString();
-  const json = output === 'json'
-    ? new ClusterJsonStream(io.stdout, { schemaVersion: CLUSTER_REPORT_SCHEMA_VERSION, kind: 'ClusterReport', generatedAt, selector: values.selector ?? null }, stripControls)
+  const stream = output === 'json' || output === 'yaml'
+    ? new ClusterReportStream(io.stdout, output, { schemaVersion: CLUSTER_REPORT_SCHEMA_VERSION, kind: 'ClusterReport', generatedAt, selector: values.selector ?? null }, stripControls)
     : undefined;
   let report: ClusterReport;
   try {
@@ -133,22 +121,22 @@ export async function reportCommand(args: string[], io: Io): Promise<number> {
       ruleLocations: values.rules ?? [],
       bundledRules: !values['no-bundled-rules'],
       generatedAt,
-      // JSON lists every node as it is read (its strings cleaned as they are written); the table keeps the worst.
-      limit: json ? 0 : flags.limit,
-      ...(json ? { onNode: (row) => json.node(row) } : {}),
+      // JSON and YAML list every node as it is read (strings cleaned as they are written); the table keeps the worst.
+      limit: stream ? 0 : flags.limit,
+      ...(stream ? { onNode: (row) => stream.node(row) } : {}),
     }));
   } catch (error) {
-    await json?.abort(stripControls((error as Error).message));
+    await stream?.abort(stripControls((error as Error).message));
     throw error;
   } finally {
     progress?.clear();
     await api.close();
   }
-  if (json) {
+  if (stream) {
     const { summary, fleet, cluster, api: used } = report;
-    await json.finish({ summary, fleet, cluster, api: used });
+    await stream.finish({ summary, fleet, cluster, api: used });
   } else if (output === 'markdown') io.stdout.write(renderClusterMarkdown(report));
-  else io.stdout.write(renderClusterTable(report, Math.max(60, io.stdout.columns ?? 80)));
+  else io.stdout.write(renderClusterTable(report, { width: terminalWidth(io, PIPED_COLUMNS), color: useColor(io), verbose: values.verbose === true }));
   progress?.done(report.api, performance.now() - started);
   return clusterExitCode(report, flags.failOn);
 }
