@@ -1,5 +1,5 @@
-// Read-only collections for the kube-apiserver stand-in: what `report` lists (ConfigMaps, Pods and
-// their logs, PVCs, StorageClasses, CSIDrivers, Tekton PipelineRuns). Real paths, real list shapes,
+// Read-only collections for the kube-apiserver stand-in: what `report` reads (ConfigMaps, Pods and
+// their logs, PVCs, StorageClasses, CSIDrivers, Tekton PipelineRuns, workloads), listed or by name. Real paths, real list shapes,
 // real field/label selector semantics for the forms used here; logs honour tailLines, limitBytes and
 // sinceSeconds. Stored log lines start with their RFC 3339 time, which is sent only with timestamps=true.
 import type { ServerResponse } from 'node:http';
@@ -22,6 +22,9 @@ export const KINDS: Record<string, Kind> = {
   storageclasses: { kind: 'StorageClass', apiVersion: 'storage.k8s.io/v1', path: '/apis/storage.k8s.io/v1/storageclasses', namespaced: false },
   csidrivers: { kind: 'CSIDriver', apiVersion: 'storage.k8s.io/v1', path: '/apis/storage.k8s.io/v1/csidrivers', namespaced: false },
   pipelineruns: { kind: 'PipelineRun', apiVersion: 'tekton.dev/v1', path: '/apis/tekton.dev/v1/pipelineruns', namespaced: true },
+  deployments: { kind: 'Deployment', apiVersion: 'apps/v1', path: '/apis/apps/v1/deployments', namespaced: true },
+  statefulsets: { kind: 'StatefulSet', apiVersion: 'apps/v1', path: '/apis/apps/v1/statefulsets', namespaced: true },
+  daemonsets: { kind: 'DaemonSet', apiVersion: 'apps/v1', path: '/apis/apps/v1/daemonsets', namespaced: true },
 };
 
 export class FakeCollections {
@@ -53,6 +56,13 @@ export class FakeCollections {
     const log = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)\/log$/.exec(url.pathname);
     if (log) return this.sendLog(log[1] as string, log[2] as string, url, res);
     for (const [plural, kind] of Object.entries(KINDS)) {
+      const prefix = kind.path.replace(new RegExp(`/${plural}$`), '');
+      const named = new RegExp(`^${prefix}${kind.namespaced ? '/namespaces/([^/]+)' : '()'}/${plural}/([^/]+)$`).exec(url.pathname);
+      if (named) {
+        if (plural === 'pipelineruns' && !this.tektonInstalled) return reply(res, 404, status(404, 'NotFound', 'the server could not find the requested resource'));
+        const found = (this.objects.get(plural) ?? []).find((o) => o.metadata.name === named[2] && (!kind.namespaced || o.metadata.namespace === named[1]));
+        return found ? reply(res, 200, found) : reply(res, 404, status(404, 'NotFound', `${plural} "${named[2]}" not found`));
+      }
       const namespaced = kind.namespaced ? new RegExp(`^${kind.path.replace(new RegExp(`/${plural}$`), '')}/namespaces/([^/]+)/${plural}$`).exec(url.pathname) : null;
       if (url.pathname !== kind.path && !namespaced) continue;
       if (plural === 'pipelineruns' && !this.tektonInstalled) {
