@@ -30,7 +30,9 @@ function jsonEncoding(clean: Clean): Encoding {
 }
 
 function yamlEncoding(clean: Clean): Encoding {
-  const yaml = (value: unknown) => stringify(value, (_key: unknown, v: unknown) => (typeof v === 'string' ? clean(v) : v), { lineWidth: 0, aliasDuplicateObjects: false });
+  // -0 as JSON has it (0): both formats carry the same document.
+  const plain = (v: unknown) => (typeof v === 'string' ? clean(v) : Object.is(v, -0) ? 0 : v);
+  const yaml = (value: unknown) => stringify(value, (_key: unknown, v: unknown) => plain(v), { lineWidth: 0, aliasDuplicateObjects: false });
   return {
     open: (head) => `${yaml(head)}nodes:`,
     node: (row) => `\n${yaml([row]).trimEnd().replace(/^/gm, '  ')}`,
