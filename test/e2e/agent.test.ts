@@ -237,8 +237,12 @@ describe('the bundled agent on a real kube-apiserver', realServerTier(), () => {
     const after = await agentRequests(since);
     for (const resource of WATCHED) {
       // Whether its first try reached the restarted server (and got the 410) or not, each watch
-      // resumes from one LIST of the current state, never from what was compacted away.
-      assert.equal(after.filter((r) => r.verb === 'list' && r.path === resource).length, 1, `one re-list of ${resource}\n${describeRequests(after)}`);
+      // resumes from one LIST of the current state, never from what was compacted away. A restarted
+      // kube-apiserver answers 403 for a moment while its RBAC cache fills; such a LIST is retried.
+      const lists = after.filter((r) => r.verb === 'list' && r.path === resource);
+      assert.equal(lists.filter((r) => r.code < 400).length, 1, `one successful re-list of ${resource}\n${describeRequests(after)}`);
+      assert.ok(lists.filter((r) => r.code >= 400).every((r) => r.code === 403 || r.code >= 500), `only transient refusals\n${describeRequests(after)}`);
+      assert.ok(lists.length <= 3, `no re-list storm of ${resource}\n${describeRequests(after)}`);
       const resumed = after.filter((r) => r.verb === 'watch' && r.path === resource && r.code < 400).at(-1);
       assert.ok(Number(resumed?.query.get('resourceVersion')) > compacted, `${resource} watched from after the compaction\n${describeRequests(after)}`);
     }
