@@ -4,7 +4,8 @@
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { ClusterApi } from '../cluster/api.ts';
+import { ClusterApi, type Paging } from '../cluster/api.ts';
+import type { ClientOptions } from '../kube/client.ts';
 import { configSource } from '../kube/config.ts';
 import { UsageError } from './io.ts';
 
@@ -27,12 +28,12 @@ export function kubeconfigPath(flag: string | undefined, env: NodeJS.ProcessEnv)
 }
 
 /** The cluster these flags name; a bad kubeconfig or context is the user's to fix: exit 2 with the reason. */
-export function clusterApiFrom(values: { kubeconfig?: string; context?: string }, env: NodeJS.ProcessEnv): ClusterApi {
+export function clusterApiFrom(values: { kubeconfig?: string; context?: string }, env: NodeJS.ProcessEnv, opts: ClientOptions = {}, paging?: Paging): ClusterApi {
   try {
     const source = configSource(kubeconfigPath(values.kubeconfig, env), env);
-    if (values.context === undefined) return ClusterApi.fromSource(source);
+    if (values.context === undefined) return ClusterApi.fromSource(source, opts, paging);
     if (source.kind !== 'file') throw new Error(`--context ${values.context} needs a kubeconfig: pass --kubeconfig FILE or set KUBECONFIG`);
-    return ClusterApi.fromSource({ ...source, context: values.context });
+    return ClusterApi.fromSource({ ...source, context: values.context }, opts, paging);
   } catch (error) {
     throw new UsageError((error as Error).message);
   }

@@ -25,6 +25,9 @@ export const STORAGECLASSES = resource('storage.k8s.io', 'v1', 'storageclasses',
 export const CSIDRIVERS = resource('storage.k8s.io', 'v1', 'csidrivers', 'CSIDriver', false);
 export const CSINODES = resource('storage.k8s.io', 'v1', 'csinodes', 'CSINode', false);
 export const PIPELINERUNS = resource('tekton.dev', 'v1', 'pipelineruns', 'PipelineRun', true);
+export const DEPLOYMENTS = resource('apps', 'v1', 'deployments', 'Deployment', true);
+export const STATEFULSETS = resource('apps', 'v1', 'statefulsets', 'StatefulSet', true);
+export const DAEMONSETS = resource('apps', 'v1', 'daemonsets', 'DaemonSet', true);
 
 const SEGMENT = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,252}$/;
 

@@ -103,11 +103,13 @@ export class ControlPlane {
   private readonly components = new Map<string, Component>();
   private readonly opts: ControlPlaneOptions;
   private apiserverArgs: string[] = [];
+  private extraApiserverArgs: string[];
 
   private constructor(dir: string, assets: string, opts: ControlPlaneOptions) {
     this.dir = dir;
     this.assets = assets;
     this.opts = opts;
+    this.extraApiserverArgs = opts.apiserverArgs ?? [];
     this.caFile = path.join(dir, 'pki/ca.crt');
     this.caKeyFile = path.join(dir, 'pki/ca.key');
     this.kubeconfig = path.join(dir, 'admin.kubeconfig');
@@ -143,7 +145,9 @@ export class ControlPlane {
     await this.stopComponent('kube-apiserver');
   }
 
-  async restartApiserver(): Promise<void> {
+  /** `apiserverArgs`: replace the extra flags given at start (e.g. limits raised only while a bench builds its cluster). */
+  async restartApiserver(apiserverArgs?: string[]): Promise<void> {
+    if (apiserverArgs) this.extraApiserverArgs = apiserverArgs;
     await this.stopComponent('kube-apiserver');
     await this.launchApiserver(Number(new URL(this.url).port));
   }
@@ -186,6 +190,39 @@ export class ControlPlane {
       req.on('error', reject);
       req.end(payload);
     });
+  }
+
+  /**
+   * A watch of `urlPath` (give `watch=1` in its query): `onEvent` gets each event with the time it
+   * arrived here; `stop()` ends it. `started` resolves once the server answered (or rejects).
+   */
+  watch(urlPath: string, onEvent: (type: string, object: any, at: number) => void, opts: RequestOptions = {}): { started: Promise<number>; stop(): void } {
+    const headers: Record<string, string> = { Accept: 'application/json' };
+    if (!opts.cert) headers.Authorization = `Bearer ${opts.token ?? this.adminToken}`;
+    let req: ReturnType<typeof httpsRequest> | undefined;
+    const started = new Promise<number>((resolve, reject) => {
+      req = httpsRequest(new URL(urlPath, this.url), { method: 'GET', headers, ca: this.ca, ...(opts.cert ?? {}) }, (res) => {
+        resolve(res.statusCode ?? 0);
+        let buffered = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          const at = Date.now();
+          buffered += chunk;
+          let newline;
+          while ((newline = buffered.indexOf('\n')) >= 0) {
+            const line = buffered.slice(0, newline);
+            buffered = buffered.slice(newline + 1);
+            if (!line.trim()) continue;
+            const event = JSON.parse(line) as { type: string; object: unknown };
+            onEvent(event.type, event.object, at);
+          }
+        });
+        res.on('error', () => {});
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    return { started, stop: () => req?.destroy() };
   }
 
   /** Like request(), but throws unless the status is 2xx; returns the body. */
@@ -332,7 +369,7 @@ export class ControlPlane {
       `--service-account-issuer=${SA_ISSUER}`, `--service-account-signing-key-file=${pki}/sa.key`,
       `--service-account-key-file=${pki}/sa.pub`, '--service-cluster-ip-range=10.0.0.0/24',
       '--allow-privileged=true', '--shutdown-watch-termination-grace-period=1s',
-      ...(this.opts.apiserverArgs ?? []),
+      ...this.extraApiserverArgs,
     ];
     this.launch('kube-apiserver', path.join(this.assets, 'kube-apiserver'), this.apiserverArgs);
     await this.waitReady('kube-apiserver', async () => (await this.request('GET', '/readyz')).body, (body) => body === 'ok');
