@@ -272,6 +272,13 @@ export class FakeApiServer {
       const timeout = this.watchTimeoutMs > 0 ? setTimeout(() => res.end(), this.watchTimeoutMs) : undefined;
       res.on('close', () => { clearTimeout(timeout); this.watchers.delete(watcher); });
       res.flushHeaders();
+      // As a real server does, a watch from resourceVersion N first delivers what changed after N
+      // (here: each such Node as it is now), so a change between the LIST and the watch is not lost.
+      for (const node of this.nodes.values()) {
+        if (from > 0 && Number(node.metadata.resourceVersion) > from && (name === undefined || node.metadata.name === name)) {
+          res.write(`${JSON.stringify({ type: 'MODIFIED', object: node })}\n`);
+        }
+      }
       return;
     }
     const labels = parseSelector(url.searchParams.get('labelSelector') ?? '');
