@@ -17,6 +17,7 @@ const COMMANDS: Record<string, Command> = {
   // The commands that talk to Kubernetes load the client only when they run: scan never needs it.
   agent: async (args, io) => (await import('./commands/agent.ts')).agentCommand(args, io),
   report: async (args, io) => (await import('./commands/report.ts')).reportCommand(args, io),
+  measure: async (args, io) => (await import('./commands/measure.ts')).measureCommand(args, io),
 };
 
 export const USAGE = `Usage: node-tuning-advisor <command> [flags]
@@ -31,6 +32,7 @@ Commands:
   probe fsync       time fdatasync on a directory the way etcd's fio test does
   agent             publish to this node's Node object on an interval (annotations, Events, metrics)
   report            the cluster view: all nodes' results, worst first, plus cluster-scope checks
+  measure pod-startup  start N pods at once on a node, time each phase, compare before/after a fix
 
 Run "node-tuning-advisor <command> --help" for a command's flags.
 `;
@@ -40,7 +42,10 @@ function version(): string {
   return `node-tuning-advisor ${pkg.version} (Node ${process.version})\n`;
 }
 
-export async function main(argv: string[], io: Io = { stdout: process.stdout, stderr: process.stderr, env: process.env }): Promise<number> {
+// stdin only when asked for: touching process.stdin opens it, which no other command needs.
+const processIo: Io = { stdout: process.stdout, stderr: process.stderr, env: process.env, get stdin() { return process.stdin; } };
+
+export async function main(argv: string[], io: Io = processIo): Promise<number> {
   const [name, ...args] = argv;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     io.stdout.write(USAGE);

@@ -60,6 +60,8 @@ export interface Spec {
   namespace?: string;
   name?: string;
   subresource?: string;
+  /** A path outside the resource tree (/version); `ref` then only names it in errors and counts. */
+  path?: string;
   query?: Query;
   body?: unknown;
   contentType?: string;
@@ -212,7 +214,7 @@ export class Requests {
   private url(spec: Spec): URL {
     let path: string;
     try {
-      path = resourcePath(spec.ref, { namespace: spec.namespace, name: spec.name, subresource: spec.subresource });
+      path = spec.path ?? resourcePath(spec.ref, { namespace: spec.namespace, name: spec.name, subresource: spec.subresource });
     } catch (err) {
       throw new KubeError({ verb: spec.verb, target: targetOf(spec), code: 'invalid', detail: (err as Error).message });
     }

@@ -2,6 +2,7 @@
 // Pure: no I/O. Limits come from `kubectl describe node`, which prints `key: value` when
 // key+value+2 ≤ 140 bytes and otherwise prints each `\n`-separated line cut to 138 bytes.
 import { SEVERITIES, type Finding, type FindingStatus, type Report, type Severity } from '../report/types.ts';
+import { FACTS_KEY, renderFactsAnnotation } from './fact-annotation.ts';
 import { byteLength, oneLine, truncateBytes } from './text-bytes.ts';
 
 export const ANNOTATION_PREFIX = 'node-tuning-advisor.io/';
@@ -137,6 +138,7 @@ function build(report: Report, entries: RuleEntry[], omitted: number, lines: str
   const annotations: AnnotationMap = {
     [SUMMARY_KEY]: renderSummary(report),
     [REPORT_KEY]: renderReportJson(report, entries, omitted),
+    [FACTS_KEY]: renderFactsAnnotation(report.facts ?? {}),
   };
   if (lines.length > 0) {
     const shown = lines.slice(0, keepLines);

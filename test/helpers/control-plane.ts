@@ -167,6 +167,8 @@ export class ControlPlane {
     const headers: Record<string, string> = { Accept: opts.accept ?? 'application/json' };
     if (!opts.cert) headers.Authorization = `Bearer ${opts.token ?? this.adminToken}`;
     if (payload !== undefined) headers['Content-Type'] = opts.contentType ?? 'application/json';
+    // Node sends a DELETE's body unframed without it (no chunked encoding for DELETE): the server would read none.
+    if (payload !== undefined) headers['Content-Length'] = String(Buffer.byteLength(payload));
     const url = new URL(urlPath, this.url);
     return new Promise((resolve, reject) => {
       const req = httpsRequest(url, { method, headers, ca: this.ca, ...(opts.cert ?? {}), timeout: 30_000 }, (res) => {
@@ -186,6 +188,39 @@ export class ControlPlane {
       req.on('error', reject);
       req.end(payload);
     });
+  }
+
+  /**
+   * A watch of `urlPath` (give `watch=1` in its query): `onEvent` gets each event with the time it
+   * arrived here; `stop()` ends it. `started` resolves once the server answered (or rejects).
+   */
+  watch(urlPath: string, onEvent: (type: string, object: any, at: number) => void, opts: RequestOptions = {}): { started: Promise<number>; stop(): void } {
+    const headers: Record<string, string> = { Accept: 'application/json' };
+    if (!opts.cert) headers.Authorization = `Bearer ${opts.token ?? this.adminToken}`;
+    let req: ReturnType<typeof httpsRequest> | undefined;
+    const started = new Promise<number>((resolve, reject) => {
+      req = httpsRequest(new URL(urlPath, this.url), { method: 'GET', headers, ca: this.ca, ...(opts.cert ?? {}) }, (res) => {
+        resolve(res.statusCode ?? 0);
+        let buffered = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          const at = Date.now();
+          buffered += chunk;
+          let newline;
+          while ((newline = buffered.indexOf('\n')) >= 0) {
+            const line = buffered.slice(0, newline);
+            buffered = buffered.slice(newline + 1);
+            if (!line.trim()) continue;
+            const event = JSON.parse(line) as { type: string; object: unknown };
+            onEvent(event.type, event.object, at);
+          }
+        });
+        res.on('error', () => {});
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    return { started, stop: () => req?.destroy() };
   }
 
   /** Like request(), but throws unless the status is 2xx; returns the body. */

@@ -5,6 +5,7 @@ import {
   FINDINGS_KEY, MAX_TOTAL_BYTES, REPORT_KEY, SUMMARY_KEY, diffAnnotations, failingRulesOnNode,
   renderAnnotations, totalBytes,
 } from '../../src/publish/annotations.ts';
+import { FACTS_KEY } from '../../src/publish/fact-annotation.ts';
 import { byteLength, truncateBytes } from '../../src/publish/text-bytes.ts';
 import type { Finding, FindingStatus, Severity } from '../../src/report/types.ts';
 import { finding, report, seedReport } from '../helpers/reports.ts';
@@ -54,7 +55,7 @@ test('diff: no patch when equal; changed keys set; stale keys of our prefix null
   const foreign = { 'kubeadm.alpha.kubernetes.io/cri-socket': 'unix:///run/containerd/containerd.sock' };
   assert.equal(diffAnnotations(desired, { ...desired, ...foreign }), undefined);
   const patch = diffAnnotations(desired, { ...foreign, [SUMMARY_KEY]: 'old', 'node-tuning-advisor.io/rule.gone': 'x' });
-  assert.deepEqual(Object.keys(patch ?? {}).sort(), [FINDINGS_KEY, REPORT_KEY, SUMMARY_KEY, 'node-tuning-advisor.io/rule.gone'].sort());
+  assert.deepEqual(Object.keys(patch ?? {}).sort(), [FACTS_KEY, FINDINGS_KEY, REPORT_KEY, SUMMARY_KEY, 'node-tuning-advisor.io/rule.gone'].sort());
   assert.equal(patch?.['node-tuning-advisor.io/rule.gone'], null);
   const allPass = renderAnnotations(report([finding('a', 'pass')]));
   assert.equal(diffAnnotations(allPass, desired)?.[FINDINGS_KEY], null);

@@ -1,13 +1,11 @@
 // `report`: the cluster view. Reads what every node's agent published plus the cluster-scope facts,
 // with the caller's credentials and read-only requests only.
-import { existsSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
 import { ClusterApi } from '../../cluster/api.ts';
 import { failingRules } from '../../cluster/nodes.ts';
 import { runClusterReport, type ClusterReport } from '../../cluster/report.ts';
 import { renderClusterMarkdown, renderClusterTable } from '../../publish/cluster-report.ts';
 import type { Severity } from '../../report/types.ts';
+import { kubeconfigPath } from '../kubeconfig.ts';
 import { terminalSafe } from '../terminal-safe.ts';
 import { EXIT_FINDINGS, EXIT_OK, UsageError, oneOf, parseFlags, type Io } from '../io.ts';
 
@@ -34,15 +32,6 @@ Exit codes: 0 nothing failed at or above --fail-on; 1 something did; 2 bad flags
 const OUTPUTS = ['table', 'json', 'markdown'] as const;
 const FAIL_ON = ['warning', 'critical', 'never'] as const;
 const RANK: Record<Severity, number> = { info: 0, warning: 1, critical: 2 };
-
-function kubeconfigPath(flag: string | undefined, env: NodeJS.ProcessEnv): string | undefined {
-  if (flag) return flag;
-  const fromEnv = env.KUBECONFIG?.split(':').find(Boolean);
-  if (fromEnv) return fromEnv;
-  if (env.KUBERNETES_SERVICE_HOST) return undefined;
-  const home = join(env.HOME ?? homedir(), '.kube', 'config');
-  return existsSync(home) ? home : undefined;
-}
 
 /** Severities failing anywhere: on a node (as its agent reports) or in the cluster checks. */
 export function clusterExitCode(report: ClusterReport, failOn: (typeof FAIL_ON)[number]): number {
