@@ -127,7 +127,8 @@ export function pauseImageOf(node: Obj): string | undefined {
     const names = Array.isArray(image?.names) ? image.names.slice(0, 16) : [];
     for (const name of names) {
       if (typeof name !== 'string' || name.length > 255) continue;
-      const match = /^(?:[a-z0-9.-]+(?::\d+)?\/)?(?:[a-z0-9._-]+\/)*pause:(\d+(?:\.\d+){0,2})$/.exec(name);
+      // registry.k8s.io/pause:3.10, …/eks/pause:3.5, rancher/mirrored-pause:3.6 (k3s), pause-amd64:3.1 (old).
+      const match = /^(?:[a-z0-9.-]+(?::\d+)?\/)?(?:[a-z0-9._-]+\/)*(?:mirrored-)?pause(?:-(?:amd64|arm64|arm|ppc64le|s390x))?:(\d+(?:\.\d+){0,2})$/.exec(name);
       if (match) found.push({ name, version: (match[1] as string).split('.').map(Number) });
     }
   }

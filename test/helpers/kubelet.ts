@@ -12,6 +12,7 @@
 //   exactly the planned delays, however loaded the machine is.
 // - 'live': each step is written after its delay with the current time, as a kubelet does.
 // Every write and what the test's own watch saw is recorded in `records`, for expectations.
+import { request as httpsRequest } from 'node:https';
 import type { ControlPlane } from './control-plane.ts';
 
 export const LAG_MS = 2_300;
@@ -35,9 +36,8 @@ export interface PodRecord {
   name: string;
   namespace: string;
   uid: string;
-  /** Test clock (ms) when the test's watch first saw the pod, and saw it bound to this node. */
-  seenAt: number;
-  boundSeenAt?: number;
+  /** Test clock (ms) when the test's watch first saw the pod bound to this node. */
+  boundSeenAt: number;
   /** What the kubelet wrote (ms; backdated: the timestamps in the API, whole seconds). */
   scheduledAt?: number;
   initializedAt?: number;
@@ -73,8 +73,7 @@ export class FakeKubelet {
   private readonly handled = new Set<string>();
   private readonly deleting = new Set<string>();
   private readonly attached: string[] = [];
-  private watch: { started: Promise<number>; stop(): void } | undefined;
-  private nodeWatch: { started: Promise<number>; stop(): void } | undefined;
+  private readonly watches: ListWatch[] = [];
   private heartbeat: NodeJS.Timeout | undefined;
   private readonly chains = new Map<string, Promise<unknown>>();
   readonly errors: string[] = [];
@@ -88,19 +87,17 @@ export class FakeKubelet {
   /** Starts watching (resolves once the watch is open). */
   static async start(cp: ControlPlane, node: string, opts: FakeKubeletOptions): Promise<FakeKubelet> {
     const kubelet = new FakeKubelet(cp, node, opts);
-    kubelet.watch = cp.watch('/api/v1/pods?watch=1', (type, pod, at) => kubelet.onPod(type, pod, at));
-    kubelet.nodeWatch = cp.watch(`/api/v1/nodes?watch=1&fieldSelector=metadata.name%3D${node}`, (_type, obj, at) => kubelet.onNode(obj, at));
-    for (const [what, watch] of [['pod', kubelet.watch], ['node', kubelet.nodeWatch]] as const) {
-      const status = await watch.started;
-      if (status !== 200) throw new Error(`fake kubelet ${node}: ${what} watch answered ${status}`);
-    }
+    // As a kubelet does: only the pods bound to this node (a pod shows up when the scheduler binds it).
+    const selector = `fieldSelector=${encodeURIComponent(`spec.nodeName=${node}`)}`;
+    kubelet.watches.push(new ListWatch(cp, `/api/v1/pods?${selector}`, (type, pod, at) => kubelet.onPod(type, pod, at)));
+    kubelet.watches.push(new ListWatch(cp, `/api/v1/nodes?fieldSelector=${encodeURIComponent(`metadata.name=${node}`)}`, (_type, obj, at) => kubelet.onNode(obj, at)));
+    await Promise.all(kubelet.watches.map((w) => w.started));
     kubelet.heartbeat = setInterval(() => { kubelet.beat().catch((e) => kubelet.errors.push(String(e))); }, opts.heartbeatMs ?? 10_000);
     return kubelet;
   }
 
   stop(): void {
-    this.watch?.stop();
-    this.nodeWatch?.stop();
+    for (const watch of this.watches) watch.stop();
     clearInterval(this.heartbeat);
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
@@ -108,16 +105,15 @@ export class FakeKubelet {
 
   /** Records of the pods in `namespace` that this kubelet ran. */
   podsIn(namespace: string): PodRecord[] {
-    return [...this.records.values()].filter((r) => r.namespace === namespace && r.boundSeenAt !== undefined);
+    return [...this.records.values()].filter((r) => r.namespace === namespace);
   }
 
   private onPod(type: string, pod: any, at: number): void {
     const uid = pod?.metadata?.uid as string;
     if (!uid || type === 'DELETED') return;
-    const record: PodRecord = this.records.get(uid) ?? { name: pod.metadata.name, namespace: pod.metadata.namespace, uid, seenAt: at };
-    this.records.set(uid, record);
     if (pod.spec?.nodeName !== this.node) return;
-    record.boundSeenAt ??= at;
+    const record: PodRecord = this.records.get(uid) ?? { name: pod.metadata.name, namespace: pod.metadata.namespace, uid, boundSeenAt: at };
+    this.records.set(uid, record);
     if (pod.metadata.deletionTimestamp) return this.confirmDeletion(pod);
     if (this.handled.has(uid)) return;
     this.handled.add(uid);
@@ -150,7 +146,7 @@ export class FakeKubelet {
     const backdated = (this.opts.mode ?? 'backdated') === 'backdated';
     const lag = backdated ? LAG_MS : 0;
     const at = (ms: number): number => (backdated ? nextSecond(ms) : ms);
-    const bound = record.boundSeenAt as number;
+    const bound = record.boundSeenAt;
     const needsScheduled = !pod.status?.conditions?.some((c: any) => c.type === 'PodScheduled' && c.status === 'True');
     const scheduled = needsScheduled ? at(bound + (s.scheduleMs ?? 0)) : bound;
     const initialized = (backdated ? nextSecond(scheduled) : scheduled) + s.initMs;
@@ -215,4 +211,73 @@ function containers(pod: any, startedMs: number, ready: boolean): Record<string,
   return (pod.spec.containers ?? []).map((c: any) => ({
     name: c.name, image: c.image, imageID: '', ready, restartCount: 0, started: true, state: { running: { startedAt: apiTime(startedMs) } },
   }));
+}
+
+/**
+ * A LIST, then a watch from its resourceVersion, re-opened from the last version when the server
+ * ends it (or closes a slow watcher under load), re-listed after 410: the kubelet must not go blind
+ * in the middle of a burst of pods.
+ */
+class ListWatch {
+  readonly started: Promise<void>;
+  private readonly cp: ControlPlane;
+  private readonly path: string;
+  private readonly onEvent: (type: string, object: any, at: number) => void;
+  private version: string | undefined;
+  private stopped = false;
+  private req: ReturnType<typeof httpsRequest> | undefined;
+
+  constructor(cp: ControlPlane, path: string, onEvent: (type: string, object: any, at: number) => void) {
+    this.cp = cp;
+    this.path = path;
+    this.onEvent = onEvent;
+    this.started = this.list().then(() => this.open());
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.req?.destroy();
+  }
+
+  private async list(): Promise<void> {
+    const list = await this.cp.must('GET', this.path);
+    const at = Date.now();
+    for (const item of list.items ?? []) this.onEvent('ADDED', item, at);
+    this.version = list.metadata.resourceVersion;
+  }
+
+  private open(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const url = new URL(`${this.path}&watch=1&allowWatchBookmarks=true&resourceVersion=${this.version}`, this.cp.url);
+      const req = httpsRequest(url, { headers: { Authorization: `Bearer ${this.cp.adminToken}`, Accept: 'application/json' }, ca: this.cp.caPem }, (res) => {
+        if (res.statusCode !== 200) { reject(new Error(`watch ${this.path}: HTTP ${res.statusCode}`)); res.resume(); return; }
+        resolve();
+        let buffered = '';
+        let expired = false;
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          const at = Date.now();
+          buffered += chunk;
+          for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
+            const line = buffered.slice(0, nl);
+            buffered = buffered.slice(nl + 1);
+            if (!line.trim()) continue;
+            const event = JSON.parse(line) as { type: string; object: any };
+            if (event.type === 'ERROR') { expired = true; continue; }
+            this.version = event.object?.metadata?.resourceVersion ?? this.version;
+            if (event.type !== 'BOOKMARK') this.onEvent(event.type, event.object, at);
+          }
+        });
+        res.on('error', () => {});
+        res.on('close', () => { if (!this.stopped) this.reopen(expired); });
+      });
+      req.on('error', (err) => { if (!this.stopped) reject(err); });
+      req.end();
+      this.req = req;
+    });
+  }
+
+  private reopen(expired: boolean): void {
+    (expired ? this.list() : Promise.resolve()).then(() => this.open()).catch(() => setTimeout(() => { if (!this.stopped) this.reopen(true); }, 500));
+  }
 }

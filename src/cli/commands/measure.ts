@@ -194,6 +194,10 @@ export async function measureCommand(args: string[], io: Io): Promise<number> {
       apiFailures: () => [...failed],
     });
   } catch (error) {
+    if (stops.run.signal.aborted) {
+      io.stderr.write('interrupted before anything was created\n');
+      return EXIT_SIGNAL[stops.signal() ?? 'SIGINT'] ?? 130;
+    }
     if (error instanceof MeasureError) throw new UsageError(error.message);
     throw error;
   } finally {
