@@ -3,10 +3,14 @@ import { createRequire } from 'node:module';
 import { InputError } from '../scan.ts';
 import { factsCommand } from './commands/facts.ts';
 import { probeCommand } from './commands/probe.ts';
-import { explainCommand, rulesCommand } from './commands/rules.ts';
+import { explainCommand } from './commands/explain.ts';
+import { rulesCommand } from './commands/rules.ts';
 import { scanCommand } from './commands/scan.ts';
 import { EXIT_INPUT, EXIT_OK, type Command, type Io } from './io.ts';
 import { stripControls } from './terminal-safe.ts';
+
+/** The hidden command the kubectl plugin's bin runs: `kubectl node-tuning X` = `node-tuning-advisor kubectl-plugin X`. */
+export const PLUGIN_COMMAND = 'kubectl-plugin';
 
 const COMMANDS: Record<string, Command> = {
   scan: scanCommand,
@@ -17,7 +21,10 @@ const COMMANDS: Record<string, Command> = {
   // The commands that talk to Kubernetes load the client only when they run: scan never needs it.
   agent: async (args, io) => (await import('./commands/agent.ts')).agentCommand(args, io),
   report: async (args, io) => (await import('./commands/report.ts')).reportCommand(args, io),
+  describe: async (args, io) => (await import('./commands/describe.ts')).describeCommand(args, io),
   measure: async (args, io) => (await import('./commands/measure.ts')).measureCommand(args, io),
+  // What `kubectl node-tuning …` runs (the kubectl-node_tuning bin); not listed in the usage.
+  [PLUGIN_COMMAND]: async (args, io) => (await import('./commands/kubectl-plugin.ts')).kubectlPluginCommand(args, io),
 };
 
 export const USAGE = `Usage: node-tuning-advisor <command> [flags]
@@ -28,11 +35,12 @@ Commands:
   scan              check this host (or --host-root DIR) against the rules
   facts             print the collected facts with their sources (JSON)
   rules lint|list   check rule files / list the rules in effect
-  explain RULE-ID   show what a rule checks and how to fix it
+  explain RULE-ID   show what a rule checks and how to fix it (--host-root DIR: its evidence there)
   probe fsync       time fdatasync on a directory the way etcd's fio test does
   agent             publish to this node's Node object on an interval (annotations, Events, metrics)
   report            the cluster view: all nodes' results, worst first, plus cluster-scope checks
-  measure pod-startup  start N pods at once on a node, time each phase, compare before/after a fix
+  describe NODE     one node's findings as its agent published them, and its Events
+  measure pod-startup  N pods at once on a node: each start-up phase timed, before/after a fix
 
 Run "node-tuning-advisor <command> --help" for a command's flags.
 `;
@@ -51,7 +59,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     io.stdout.write(USAGE);
     return name === undefined ? EXIT_INPUT : EXIT_OK;
   }
-  if (name === '--version' || name === 'version') {
+  if (name === '--version' || name === 'version' || (name === PLUGIN_COMMAND && (args[0] === 'version' || args[0] === '--version'))) {
     io.stdout.write(version());
     return EXIT_OK;
   }
@@ -60,14 +68,15 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     io.stderr.write(`node-tuning-advisor: unknown command "${name}"\n\n${USAGE}`);
     return EXIT_INPUT;
   }
+  const who = stripControls(name === PLUGIN_COMMAND ? `kubectl node-tuning${args[0] ? ` ${args[0]}` : ''}` : `node-tuning-advisor ${name}`);
   try {
     return await command(args, io);
   } catch (error) {
     if (error instanceof InputError) {
-      io.stderr.write(`node-tuning-advisor ${name}: ${stripControls(error.message)}\n`);
+      io.stderr.write(`${who}: ${stripControls(error.message)}\n`);
       return EXIT_INPUT;
     }
-    io.stderr.write(`node-tuning-advisor ${name}: internal error: ${stripControls((error as Error)?.message ?? String(error))}\n`);
+    io.stderr.write(`${who}: internal error: ${stripControls((error as Error)?.message ?? String(error))}\n`);
     if (io.env.DEBUG) io.stderr.write(`${(error as Error)?.stack ?? ''}\n`);
     return 3;
   }

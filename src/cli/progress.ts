@@ -1,64 +1,44 @@
-// A progress line on stderr while a measurement runs: rewritten in place on a terminal
-// ("37/100 ready, 12 s"), a line per stage and every 10 s in a log (CI). Notes go above it.
-import type { Progress } from '../measure/run.ts';
+// A progress line on stderr while something writes, as fio prints its status line: only on a
+// terminal, redrawn in place, never wider than the terminal, erased when done.
+import type { Io } from './io.ts';
 
-const LOG_EVERY_MS = 10_000;
+type ProgressIo = Pick<Io, 'stderr'>;
 
-export function progressText(p: Progress): string {
-  const seconds = `${Math.round(p.elapsedMs / 1000)} s`;
-  const c = p.counts;
-  switch (p.stage) {
-    case 'preparing': return 'preparing the namespace';
-    case 'creating': return `creating: ${c.created}/${p.total} pods created, ${seconds}`;
-    case 'starting': {
-      const detail = [`${c.scheduled} scheduled`, `${c.started} started`, ...(c.ended > 0 ? [`${c.ended} ended`] : [])].join(', ');
-      return `${c.ready}/${p.total} ready, ${seconds} (${detail})`;
-    }
-    case 'cleaning up': return `cleaning up: ${c.present} pod${c.present === 1 ? '' : 's'} left`;
-  }
+export interface Progress {
+  onProgress: (done: number, total: number) => void;
+  /** Erase the line. */
+  finish: () => void;
 }
 
-export class ProgressLine {
-  private readonly out: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
-  private shown = '';
-  private lastLogAt = 0;
-  private lastStage: Progress['stage'] | undefined;
+function seconds(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  return s >= 60 ? `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s` : `${s}s`;
+}
 
-  constructor(out: NodeJS.WritableStream & { isTTY?: boolean; columns?: number }) {
-    this.out = out;
+/** "fsync probe [=====>     ] 45 % 4300/9591 writes, 870/s, eta 6s", the parts that fit in `columns`. */
+export function progressLine(label: string, done: number, total: number, elapsedMs: number, columns: number): string {
+  const fraction = total > 0 ? Math.min(1, done / total) : 0;
+  const rate = elapsedMs > 0 ? done / (elapsedMs / 1000) : 0;
+  const eta = rate > 0 ? seconds(((total - done) / rate) * 1000) : '?';
+  const percent = `${Math.floor(fraction * 100)} %`;
+  const tail = ` ${percent} ${done}/${total} writes, ${Math.round(rate)}/s, eta ${eta}`;
+  const room = columns - 1 - label.length - tail.length - 3;
+  if (room >= 10) {
+    const bar = Math.min(room, 30);
+    const filled = Math.round(fraction * bar);
+    return `${label} [${'='.repeat(Math.max(0, filled - 1))}${filled > 0 ? '>' : ''}${' '.repeat(bar - filled)}]${tail}`;
   }
+  const short = `${label}${tail}`;
+  return short.length < columns ? short : `${label} ${percent}`.slice(0, Math.max(0, columns - 1));
+}
 
-  private get tty(): boolean {
-    return this.out.isTTY === true;
-  }
-
-  update(p: Progress): void {
-    const text = progressText(p);
-    if (this.tty) {
-      const width = Math.max(20, (this.out.columns ?? 80) - 1);
-      const line = text.length > width ? `${text.slice(0, width - 1)}…` : text;
-      if (line !== this.shown) this.out.write(`\r\u001b[K${line}`);
-      this.shown = line;
-      return;
-    }
-    const now = Date.now();
-    if (p.stage !== this.lastStage || now - this.lastLogAt >= LOG_EVERY_MS) {
-      if (p.stage !== 'preparing') this.out.write(`${text}\n`);
-      this.lastStage = p.stage;
-      this.lastLogAt = now;
-    }
-  }
-
-  note(line: string): void {
-    if (this.tty && this.shown) {
-      this.out.write(`\r\u001b[K${line}\n${this.shown}`);
-      return;
-    }
-    this.out.write(`${line}\n`);
-  }
-
-  clear(): void {
-    if (this.tty && this.shown) this.out.write('\r\u001b[K');
-    this.shown = '';
-  }
+/** Undefined when stderr is not a terminal: nothing is drawn into logs or pipes. */
+export function progressOnTerminal(io: ProgressIo, label: string, now: () => number = Date.now): Progress | undefined {
+  const stderr = io.stderr as NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+  if (stderr.isTTY !== true) return undefined;
+  const started = now();
+  return {
+    onProgress: (done, total) => stderr.write(`\r${progressLine(label, done, total, now() - started, stderr.columns ?? 80)}\u001b[K`),
+    finish: () => stderr.write('\r\u001b[K'),
+  };
 }

@@ -3,10 +3,11 @@
 // every call comes back as a value that says what was read or why not, and every request is
 // recorded for the report and the tests.
 import { KubeClient, type ClientOptions } from '../kube/client.ts';
+import { configSource, type ConfigSource } from '../kube/config.ts';
 import { describeError, KubeError } from '../kube/errors.ts';
 import type { KubeObject } from '../kube/objects.ts';
 import {
-  CONFIGMAPS, CSIDRIVERS, NODES, PERSISTENTVOLUMECLAIMS, PIPELINERUNS, PODS, STORAGECLASSES, type ResourceRef,
+  CONFIGMAPS, CSIDRIVERS, EVENTS, NODES, PERSISTENTVOLUMECLAIMS, PIPELINERUNS, PODS, STORAGECLASSES, type ResourceRef,
 } from '../kube/resources.ts';
 
 export type ApiResult<T> = { ok: true; value: T } | { ok: false; code: string; reason: string };
@@ -34,14 +35,19 @@ export class ClusterApi {
 
   /** With the kubeconfig's credentials, or the pod's service account when undefined; throws KubeConfigError. */
   static fromKubeconfig(kubeconfig: string | undefined, env: NodeJS.ProcessEnv = process.env, opts: ClientOptions = {}): ClusterApi {
+    return ClusterApi.fromSource(configSource(kubeconfig, env), opts);
+  }
+
+  /** From a config source (a kubeconfig file, maybe one of its contexts; the service account); throws KubeConfigError. */
+  static fromSource(source: ConfigSource, opts: ClientOptions = {}): ClusterApi {
     const requests: ApiRequest[] = [];
-    const client = KubeClient.fromKubeconfig(kubeconfig, {
+    const client = KubeClient.fromSource(source, {
       ...opts,
       onRequest: (r) => {
         requests.push({ verb: r.verb === 'log' ? 'get' : r.verb, resource: r.resource, code: r.code });
         opts.onRequest?.(r);
       },
-    }, env);
+    });
     return new ClusterApi(client, requests);
   }
 
@@ -66,7 +72,7 @@ export class ClusterApi {
   }
 
   // resourceVersion "0": served from the API server's watch cache, not a quorum read from etcd.
-  private list(ref: ResourceRef, opts: { labelSelector?: string; fieldSelector?: string; limit?: number; fromCache?: boolean } = {}): Promise<ApiResult<Obj[]>> {
+  private list(ref: ResourceRef, opts: { namespace?: string; labelSelector?: string; fieldSelector?: string; limit?: number; fromCache?: boolean } = {}): Promise<ApiResult<Obj[]>> {
     const { fromCache = true, ...rest } = opts;
     return this.attempt(async () => (await this.client.list<KubeObject>(ref, { ...rest, ...(fromCache ? { resourceVersion: '0' } : {}) })).items);
   }
@@ -105,6 +111,16 @@ export class ClusterApi {
       }).catch((err) => { if (!(err instanceof EnoughItems)) throw err; });
       return items;
     });
+  }
+
+  /** One Node (`describe NODE`). */
+  getNode(name: string): Promise<ApiResult<Obj>> {
+    return this.attempt(() => this.client.get<KubeObject>(NODES, name));
+  }
+
+  /** Events of one namespace matching a field selector, e.g. those our agent wrote about one Node. */
+  listEvents(namespace: string, fieldSelector: string): Promise<ApiResult<Obj[]>> {
+    return this.list(EVENTS, { namespace, fieldSelector, fromCache: false });
   }
 
   readLog(namespace: string, pod: string, container: string, bounds: LogBounds = DEFAULT_LOG_BOUNDS): Promise<ApiResult<string>> {

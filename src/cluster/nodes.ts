@@ -1,6 +1,6 @@
 // The fleet from one Node LIST: each node's roles and what its agent published (parsed with the
 // same module that renders the annotations), worst first; then failing rules grouped across nodes.
-import { parseAnnotations, type AnnotatedReport } from '../publish/annotations.ts';
+import { parseAnnotations, type AnnotatedReport, type RuleEntry } from '../publish/annotations.ts';
 import type { Severity } from '../report/types.ts';
 
 type Obj = Record<string, any>;
@@ -17,7 +17,8 @@ export interface NodeRow {
 export interface FleetGroup {
   rule: string;
   severity: Severity;
-  category: string;
+  /** From the agents' annotations (version 1) or the rule set `report` loaded; absent when neither knows the rule. */
+  category?: string;
   /** Nodes whose agent reports the rule failing. */
   nodes: string[];
   /** Nodes with a readable report, the denominator. */
@@ -54,20 +55,19 @@ export function nodeRows(nodes: Obj[]): NodeRow[] {
     || (a.report?.score ?? 0) - (b.report?.score ?? 0) || a.name.localeCompare(b.name));
 }
 
-export function failingRules(row: NodeRow): { rule: string; severity: Severity; category: string; observed?: string }[] {
-  return (row.report?.rules ?? []).filter((entry) => entry.status === 'fail')
-    .map(({ rule, severity, category, observed }) => (observed === undefined ? { rule, severity, category } : { rule, severity, category, observed }));
+export function failingRules(row: NodeRow): RuleEntry[] {
+  return (row.report?.rules ?? []).filter((entry) => entry.status === 'fail');
 }
 
 const SEVERITY_RANK: Record<Severity, number> = { critical: 0, warning: 1, info: 2 };
 
-/** Failing rules across nodes, most severe and most widespread first. */
-export function fleetGroups(rows: NodeRow[]): FleetGroup[] {
+/** Failing rules across nodes, most severe and most widespread first; `categoryOf` names rules the annotations do not. */
+export function fleetGroups(rows: NodeRow[], categoryOf: (rule: string) => string | undefined = () => undefined): FleetGroup[] {
   const reporting = rows.filter((row) => row.agent === 'ok');
-  const byRule = new Map<string, { severity: Severity; category: string; rows: NodeRow[] }>();
+  const byRule = new Map<string, { severity: Severity; category: string | undefined; rows: NodeRow[] }>();
   for (const row of reporting) {
     for (const entry of failingRules(row)) {
-      const group = byRule.get(entry.rule) ?? { severity: entry.severity, category: entry.category, rows: [] };
+      const group = byRule.get(entry.rule) ?? { severity: entry.severity, category: entry.category ?? categoryOf(entry.rule), rows: [] };
       group.rows.push(row);
       byRule.set(entry.rule, group);
     }
@@ -80,7 +80,8 @@ export function fleetGroups(rows: NodeRow[]): FleetGroup[] {
       of: reporting.filter((row) => row.roles.includes(role)).length,
     }));
     const nodes = group.rows.map((row) => row.name);
-    return { rule, severity: group.severity, category: group.category, nodes, of: reporting.length, roles, text: groupText(rule, nodes.length, reporting.length, roles) };
+    const category = group.category === undefined ? {} : { category: group.category };
+    return { rule, severity: group.severity, ...category, nodes, of: reporting.length, roles, text: groupText(rule, nodes.length, reporting.length, roles) };
   });
   return groups.sort((a, b) => SEVERITY_RANK[a.severity] - SEVERITY_RANK[b.severity] || b.nodes.length - a.nodes.length || a.rule.localeCompare(b.rule));
 }

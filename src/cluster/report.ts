@@ -86,7 +86,10 @@ async function gatherFacts(api: ClusterApi, facts: FactSet, rows: NodeRow[], sel
 }
 
 export async function runClusterReport(api: ClusterApi, options: ReportOptions): Promise<ClusterReport> {
-  const rules = await loadRuleSet({ ...options, scope: 'cluster' });
+  // Node rules too: version-2 annotations leave out a rule's category, the rule set knows it.
+  const everyScope = await loadRuleSet(options);
+  const rules = everyScope.filter((rule) => rule.scope === 'cluster');
+  const categories = new Map(everyScope.map((rule) => [rule.id, rule.category]));
   const listed = await api.listNodes(options.selector);
   if (!listed.ok) {
     const hint = listed.code === '403' ? '; report needs list on nodes (see README, "Cluster view")' : '';
@@ -105,7 +108,7 @@ export async function runClusterReport(api: ClusterApi, options: ReportOptions):
     generatedAt: new Date().toISOString(),
     selector: options.selector ?? null,
     nodes: rows,
-    fleet: fleetGroups(rows),
+    fleet: fleetGroups(rows, (rule) => categories.get(rule)),
     cluster: { score, grade: gradeOf(score), counts, findings, facts: facts.toJSON() },
     api: requestSummary(api.requests),
   };

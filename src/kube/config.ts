@@ -15,7 +15,8 @@ export class KubeConfigError extends Error {
 }
 
 export type ConfigSource =
-  | { kind: 'file'; path: string }
+  /** `context`: one of the file's contexts instead of its current-context (kubectl's --context). */
+  | { kind: 'file'; path: string; context?: string }
   /** The service account files under `root` (default /), the server from KUBERNETES_SERVICE_HOST/PORT. */
   | { kind: 'in-cluster'; root: string; host: string; port: string };
 
@@ -41,6 +42,7 @@ export function configSource(kubeconfig: string | undefined, env: NodeJS.Process
 export function loadKubeConfig(source: ConfigSource): LoadedConfig {
   const origin = source.kind === 'file' ? `--kubeconfig ${source.path}` : 'in-cluster config (service account)';
   const kc = source.kind === 'file' ? fromFile(source.path, origin) : inCluster(source);
+  if (source.kind === 'file' && source.context !== undefined) useContext(kc, source.context, origin);
   const cluster = kc.getCurrentCluster();
   if (!cluster) {
     throw new KubeConfigError(source.kind === 'file'
@@ -48,6 +50,14 @@ export function loadKubeConfig(source: ConfigSource): LoadedConfig {
       : `${origin}: no cluster`);
   }
   return { kc, server: serverUrl(cluster.server, cluster.skipTLSVerify === true, cluster.name, origin), source, origin };
+}
+
+function useContext(kc: KubeConfig, context: string, origin: string): void {
+  const known = kc.getContexts().map((c) => printable(c.name, 64));
+  if (!kc.getContextObject(context)) {
+    throw new KubeConfigError(`--context ${printable(context, 64)}: no such context in ${origin} (it has: ${known.join(', ') || 'none'})`);
+  }
+  kc.setCurrentContext(context);
 }
 
 function fromFile(file: string, origin: string): KubeConfig {

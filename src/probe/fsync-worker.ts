@@ -19,7 +19,9 @@ export type WorkerMessage =
   | { type: 'done'; durationsMs: Float64Array; bytesWritten: number }
   | { type: 'error'; code: string; message: string; phase: string };
 
+/** Progress at most this often, and at least once a second, like fio's status line. */
 const PROGRESS_EVERY = 250;
+const PROGRESS_MS = 1000;
 
 function fillWithZeros(fd: number, sizeBytes: number): void {
   const chunk = Buffer.alloc(1024 * 1024);
@@ -43,14 +45,19 @@ function run(job: WorkerJob, post: (message: WorkerMessage) => void): void {
     const block = Buffer.alloc(job.blockSize, 0x5a);
     const durations = new Float64Array(total);
     let position = 0;
+    let posted = performance.now();
     for (let i = 0; i < total; i++) {
       writeSync(fd, block, 0, job.blockSize, position);
       position += job.blockSize;
       // performance.now() allocates nothing, so no garbage collection lands inside the timed call.
       const start = performance.now();
       fdatasyncSync(fd);
-      durations[i] = performance.now() - start;
-      if ((i + 1) % PROGRESS_EVERY === 0) post({ type: 'progress', done: i + 1, total });
+      const end = performance.now();
+      durations[i] = end - start;
+      if ((i + 1) % PROGRESS_EVERY === 0 || end - posted >= PROGRESS_MS) {
+        post({ type: 'progress', done: i + 1, total });
+        posted = end;
+      }
     }
     post({ type: 'done', durationsMs: durations, bytesWritten: position });
   } catch (error) {

@@ -3,6 +3,7 @@
 // key+value+2 ≤ 140 bytes and otherwise prints each `\n`-separated line cut to 138 bytes.
 import { SEVERITIES, type Finding, type FindingStatus, type Report, type Severity } from '../report/types.ts';
 import { FACTS_KEY, renderFactsAnnotation } from './fact-annotation.ts';
+import { findingLine, MAX_LINE_BYTES } from './finding-line.ts';
 import { byteLength, oneLine, truncateBytes } from './text-bytes.ts';
 
 export const ANNOTATION_PREFIX = 'node-tuning-advisor.io/';
@@ -13,7 +14,7 @@ export const REPORT_KEY = `${ANNOTATION_PREFIX}report`;
 /** kubectl describe keeps a value on the key's line while key + value ≤ 138 bytes. */
 export const MAX_SINGLE_LINE_BYTES = 138;
 /** kubectl describe cuts each line of a multi-line value after 138 bytes. */
-export const MAX_LINE_BYTES = 138;
+export { MAX_LINE_BYTES };
 /** Our share of the Node's 256 KiB annotation budget: all our keys plus values. */
 export const MAX_TOTAL_BYTES = 8 * 1024;
 
@@ -21,7 +22,6 @@ export type AnnotationMap = Record<string, string>;
 /** A JSON merge patch (RFC 7386) of metadata.annotations: null deletes a key. */
 export type AnnotationPatch = Record<string, string | null>;
 
-const SEVERITY_TAG: Record<Severity, string> = { critical: 'CRIT', warning: 'WARN', info: 'INFO' };
 const SEVERITY_RANK: Record<Severity, number> = { critical: 0, warning: 1, info: 2 };
 
 /** Failing rules first, then unknown; within each, most severe, biggest score impact, then id. */
@@ -47,64 +47,63 @@ export function renderSummary(report: Report): string {
   return truncateBytes(text, MAX_SINGLE_LINE_BYTES - byteLength(SUMMARY_KEY));
 }
 
-/** One line per non-passing rule: "CRIT rule-id: observed; want expected — fix". */
+/** One line per non-passing rule: "CRIT rule-id: observed; want expected — short fix". */
 export function renderFindingLine(finding: Finding): string {
-  if (finding.status === 'unknown') {
-    return truncateBytes(oneLine(`UNKN ${finding.ruleId}: ${finding.message}`), MAX_LINE_BYTES);
-  }
-  const observed = oneLine(finding.observed) || oneLine(finding.message);
-  const want = finding.expected ? `; want ${oneLine(finding.expected)}` : '';
-  const fix = finding.remediation.text ? ` — ${oneLine(finding.remediation.text)}` : '';
-  return truncateBytes(`${SEVERITY_TAG[finding.severity]} ${finding.ruleId}: ${observed}${want}${fix}`, MAX_LINE_BYTES);
+  return findingLine(finding, MAX_LINE_BYTES);
 }
 
-/** One rule in the `report` annotation; the reader below (`parseAnnotations`) checks the same shape. */
+/**
+ * One failing or unknown rule in the `report` annotation; the reader below (`parseAnnotations`)
+ * checks the same shape. `category` only in version 1 (written by the previous release).
+ */
 export interface RuleEntry {
   rule: string;
   status: Finding['status'];
   severity: Severity;
-  category: string;
+  category?: string;
   observed?: string;
 }
 
-/** Version of the `report` annotation's JSON; bump it when a reader could misread the new shape. */
-export const ANNOTATION_SCHEMA_VERSION = 1;
+/**
+ * Version of the `report` annotation's JSON; bump it when a reader could misread the new shape.
+ * 2: only failing and unknown rules (passing ones are counts), no category, `rules` and `omitted`
+ * left out when empty / 0, so a node where nothing fails has a one-line report.
+ */
+export const ANNOTATION_SCHEMA_VERSION = 2;
+/** 1: agents of the previous release, still running during a rollout. */
+const READABLE_VERSIONS: readonly number[] = [1, 2];
 
-/** One JSON object per line, each line ≤ 138 bytes; JSON allows the newlines between tokens. */
-function renderReportJson(report: Report, entries: RuleEntry[], omitted: number): string {
-  const head = { schemaVersion: ANNOTATION_SCHEMA_VERSION, score: report.score, grade: report.grade, counts: report.counts, omitted };
-  const headJson = JSON.stringify(head);
-  const lines = entries.map((entry, i) => fitEntryLine(entry) + (i < entries.length - 1 ? ',' : ''));
-  return [`${headJson.slice(0, -1)},"rules":[`, ...lines, ']}'].join('\n');
-}
-
-function fitEntryLine(entry: RuleEntry): string {
-  const budget = MAX_LINE_BYTES - 1; // room for the trailing comma
+/** A rule's line in the JSON, with `tail` ("," or "]}") after it, within 138 bytes: observed is cut to fit. */
+export function entryLine(entry: RuleEntry, tail: string): string {
+  const budget = MAX_LINE_BYTES - byteLength(tail);
   let line = JSON.stringify(entry);
-  if (byteLength(line) <= budget || entry.observed === undefined) return line;
+  if (byteLength(line) <= budget || entry.observed === undefined) return line + tail;
   const spare = budget - byteLength(JSON.stringify({ ...entry, observed: '' }));
   // JSON escaping can grow a string, so shrink until the encoded line fits.
   for (let keep = spare; keep > 0; keep -= 8) {
     line = JSON.stringify({ ...entry, observed: truncateBytes(entry.observed, keep) });
-    if (byteLength(line) <= budget) return line;
+    if (byteLength(line) <= budget) return line + tail;
   }
   const { observed: _dropped, ...rest } = entry;
-  return JSON.stringify(rest);
+  return JSON.stringify(rest) + tail;
 }
 
-function ruleEntries(report: Report): RuleEntry[] {
-  const nonPassing = nonPassingInOrder(report.findings).map((f) => ({
-    rule: f.ruleId,
-    status: f.status,
-    severity: f.severity,
-    category: f.category,
-    observed: oneLine(f.observed),
-  }));
-  const rest = report.findings
-    .filter((f) => f.status === 'pass' || f.status === 'not-applicable')
-    .sort((a, b) => a.ruleId.localeCompare(b.ruleId))
-    .map((f) => ({ rule: f.ruleId, status: f.status, severity: f.severity, category: f.category }));
-  return [...nonPassing, ...rest];
+/** Head on the first line, one rule per line after it; a node with nothing to report gets one line. */
+function renderReportJson(report: Report, entries: RuleEntry[], omitted: number): string {
+  const head = {
+    schemaVersion: ANNOTATION_SCHEMA_VERSION, score: report.score, grade: report.grade, counts: report.counts,
+    ...(omitted > 0 ? { omitted } : {}),
+  };
+  const headJson = JSON.stringify(head);
+  if (entries.length === 0) return headJson;
+  const lines = entries.map((entry, i) => entryLine(entry, i < entries.length - 1 ? ',' : ']}'));
+  return [`${headJson.slice(0, -1)},"rules":[`, ...lines].join('\n');
+}
+
+function entryFor(finding: Finding): RuleEntry {
+  const entry: RuleEntry = { rule: finding.ruleId, status: finding.status, severity: finding.severity };
+  const observed = oneLine(finding.observed);
+  return finding.status === 'fail' && observed ? { ...entry, observed } : entry;
 }
 
 export function totalBytes(annotations: AnnotationMap): number {
@@ -115,36 +114,28 @@ export function totalBytes(annotations: AnnotationMap): number {
 
 /**
  * The annotations we want on the Node. Nothing here changes while the findings don't: no
- * timestamps (freshness is a metric). Over the 8 KiB budget, detail goes first: passing rules
- * leave the JSON, then the least severe lines leave both values ("omitted" / "+N more").
+ * timestamps (freshness is a metric). Over the 8 KiB budget the least severe rules leave both
+ * values ("omitted" in the JSON, "+N more" in the findings).
  */
 export function renderAnnotations(report: Report): AnnotationMap {
-  const entries = ruleEntries(report);
-  const lines = nonPassingInOrder(report.findings).map(renderFindingLine);
-  const nonPassingCount = lines.length;
-  let keepEntries = entries.length;
-  let keepLines = lines.length;
-  for (;;) {
-    const rendered = build(report, entries.slice(0, keepEntries), entries.length - keepEntries, lines, keepLines);
-    if (totalBytes(rendered) <= MAX_TOTAL_BYTES) return rendered;
-    if (keepEntries > nonPassingCount) keepEntries = nonPassingCount;
-    else if (keepLines > 0 && keepLines >= keepEntries) keepLines -= 1;
-    else if (keepEntries > 0) keepEntries -= 1;
-    else return rendered; // cannot happen: an empty report is a few hundred bytes
+  const nonPassing = nonPassingInOrder(report.findings);
+  const entries = nonPassing.map(entryFor);
+  const lines = nonPassing.map(renderFindingLine);
+  for (let keep = nonPassing.length; ; keep -= 1) {
+    const rendered = build(report, entries.slice(0, keep), lines.slice(0, keep), nonPassing.length - keep);
+    if (keep === 0 || totalBytes(rendered) <= MAX_TOTAL_BYTES) return rendered;
   }
 }
 
-function build(report: Report, entries: RuleEntry[], omitted: number, lines: string[], keepLines: number): AnnotationMap {
+function build(report: Report, entries: RuleEntry[], lines: string[], omitted: number): AnnotationMap {
   const annotations: AnnotationMap = {
     [SUMMARY_KEY]: renderSummary(report),
     [REPORT_KEY]: renderReportJson(report, entries, omitted),
-    [FACTS_KEY]: renderFactsAnnotation(report.facts ?? {}),
   };
-  if (lines.length > 0) {
-    const shown = lines.slice(0, keepLines);
-    if (keepLines < lines.length) shown.push(`+${lines.length - keepLines} more: see ${REPORT_KEY}`);
-    annotations[FINDINGS_KEY] = shown.join('\n');
-  }
+  const facts = renderFactsAnnotation(report.facts ?? {});
+  if (facts !== '') annotations[FACTS_KEY] = facts;
+  const shown = omitted > 0 ? [...lines, `+${omitted} more not shown (8 KiB limit): run scan on the node`] : lines;
+  if (shown.length > 0) annotations[FINDINGS_KEY] = shown.join('\n');
   return annotations;
 }
 
@@ -172,7 +163,7 @@ export function failingRulesOnNode(current: Record<string, string> | undefined):
   return failing;
 }
 
-/** The `report` annotation read back: what renderReportJson wrote. */
+/** The `report` annotation read back (either version), with the defaults of version 2 filled in. */
 export interface AnnotatedReport {
   schemaVersion: number;
   score: number;
@@ -193,7 +184,7 @@ const GRADES: readonly string[] = ['A', 'B', 'C', 'D', 'F'];
 function isRuleEntry(entry: unknown): entry is RuleEntry {
   const e = entry as Partial<RuleEntry> | null;
   return typeof e?.rule === 'string' && STATUSES.includes(e.status as FindingStatus)
-    && SEVERITIES.includes(e.severity as Severity) && typeof e.category === 'string'
+    && SEVERITIES.includes(e.severity as Severity) && (e.category === undefined || typeof e.category === 'string')
     && (e.observed === undefined || typeof e.observed === 'string');
 }
 
@@ -201,6 +192,18 @@ function countsOf(value: unknown): Record<FindingStatus, number> | undefined {
   const counts = value as Record<string, unknown> | null;
   if (typeof counts !== 'object' || counts === null) return undefined;
   return STATUSES.every((s) => Number.isInteger(counts[s]) && (counts[s] as number) >= 0) ? counts as Record<FindingStatus, number> : undefined;
+}
+
+/** Version 1 always wrote `omitted` and `rules`; version 2 leaves them out when 0 / empty. */
+function shapeOf(parsed: Record<string, unknown>): AnnotatedReport | undefined {
+  const version = parsed.schemaVersion as number;
+  const { score, grade } = parsed;
+  const omitted = parsed.omitted ?? (version === 1 ? undefined : 0);
+  const rules = parsed.rules ?? (version === 1 ? undefined : []);
+  const counts = countsOf(parsed.counts);
+  if (typeof score !== 'number' || score < 0 || score > 100 || !GRADES.includes(grade as string) || counts === undefined
+    || !Number.isInteger(omitted) || !Array.isArray(rules) || !rules.every(isRuleEntry)) return undefined;
+  return { schemaVersion: version, score, grade: grade as Report['grade'], counts, omitted: omitted as number, rules };
 }
 
 /** Reads the advisor's annotations on a Node: none, unreadable (with the reason), or the report. */
@@ -214,16 +217,13 @@ export function parseAnnotations(annotations: Record<string, string> | undefined
     return { state: 'unreadable', reason: `${REPORT_KEY} is not JSON (${(error as Error).message})` };
   }
   if (typeof parsed !== 'object' || parsed === null) return { state: 'unreadable', reason: `${REPORT_KEY} is not a JSON object` };
-  if (parsed.schemaVersion !== ANNOTATION_SCHEMA_VERSION) {
-    return { state: 'unreadable', reason: `${REPORT_KEY} has schemaVersion ${JSON.stringify(parsed.schemaVersion)}; this version reads ${ANNOTATION_SCHEMA_VERSION}` };
+  if (!READABLE_VERSIONS.includes(parsed.schemaVersion as number)) {
+    return { state: 'unreadable', reason: `${REPORT_KEY} has schemaVersion ${JSON.stringify(parsed.schemaVersion)}; this version reads ${READABLE_VERSIONS.join(' and ')}` };
   }
-  const { score, grade, omitted, rules } = parsed;
-  const counts = countsOf(parsed.counts);
-  if (typeof score !== 'number' || score < 0 || score > 100 || !GRADES.includes(grade as string) || counts === undefined
-    || !Number.isInteger(omitted) || !Array.isArray(rules) || !rules.every(isRuleEntry)) {
-    return { state: 'unreadable', reason: `${REPORT_KEY} does not have the advisor's shape (score, grade, counts, omitted, rules)` };
+  const report = shapeOf(parsed);
+  if (report === undefined) {
+    return { state: 'unreadable', reason: `${REPORT_KEY} does not have the advisor's shape (score, grade, counts, rules)` };
   }
-  const report = { schemaVersion: ANNOTATION_SCHEMA_VERSION, score, grade: grade as Report['grade'], counts, omitted: omitted as number, rules };
   const summary = annotations?.[SUMMARY_KEY];
   return summary === undefined ? { state: 'ok', report } : { state: 'ok', report, summary };
 }

@@ -1,84 +1,88 @@
-// Renders `report`: nodes worst first, failing rules grouped across nodes, then the cluster checks.
-// The table fits `width` columns (default 80): every line is cut, never left to the terminal to wrap.
+// Renders `report`: nodes worst first, failing rules grouped across nodes, then the cluster checks
+// as `scan` shows a node's: what to fix first, the evidence one flag away (--verbose). The table
+// fits `width` columns: long cells wrap under themselves, nothing is cut.
 import type { ClusterReport } from '../cluster/report.ts';
 import { failingRules, type NodeRow } from '../cluster/nodes.ts';
-import type { Finding, Severity } from '../report/types.ts';
-import { wrap } from './table.ts';
+import type { Severity } from '../report/types.ts';
+import { countLines, failBlock, idColumn, painter, unknownBlock, unknownGroups, type Layout } from './terminal/findings.ts';
+import { displayWidth, hang, row } from './terminal/layout.ts';
 import { describeEvidence, STATUS_LABEL, summaryLine } from './text.ts';
 
 const TAG: Record<Severity, string> = { critical: 'CRIT', warning: 'WARN', info: 'INFO' };
 
-/** Cut to `width` characters (code points), ending with "…" when cut. */
-export function fit(text: string, width: number): string {
-  const chars = [...text];
-  return chars.length <= width ? text : `${chars.slice(0, Math.max(0, width - 1)).join('')}…`;
+export interface ClusterViewOptions {
+  width: number;
+  color?: boolean;
+  verbose?: boolean;
 }
 
-function nodeCells(row: NodeRow): [string, string, string, string] {
-  if (row.agent === 'none') return ['—', '—', 'no agent', ''];
-  if (row.agent === 'unreadable') return ['?', '?', `unreadable: ${row.problem ?? ''}`, ''];
+function nodeCells(row: NodeRow): [string, string, string] {
+  if (row.agent === 'none') return ['—', '—', 'no agent'];
+  if (row.agent === 'unreadable') return ['?', '?', `unreadable: ${row.problem ?? ''}`];
   const failing = failingRules(row).map((f) => f.rule);
   const report = row.report as NonNullable<NodeRow['report']>;
-  return [String(report.score), report.grade, failing.length > 0 ? failing.join(', ') : 'nothing failing', ''];
+  return [String(report.score), report.grade, failing.length > 0 ? failing.join(', ') : 'nothing failing'];
 }
 
-function nodeSection(report: ClusterReport, width: number): string[] {
-  const cols = [20, 13, 5, 5];
-  const rest = width - cols.reduce((a, b) => a + b + 1, 0);
-  const line = (cells: string[]) => cells.map((cell, i) => (i < cols.length ? fit(cell, cols[i] as number).padEnd(cols[i] as number) : fit(cell, rest)))
-    .join(' ').trimEnd();
-  const rows = report.nodes.map((row) => {
-    const [score, grade, failing] = nodeCells(row);
-    return line([row.name, row.roles.join(','), score.padStart(5), grade, failing]);
-  });
-  return [line(['NODE', 'ROLE', 'SCORE', 'GRADE', 'FAILING RULES']), ...rows];
+/** One row per node; names and roles wrap inside their columns, the failing rules under theirs. */
+export function nodeLines(rows: NodeRow[], width: number): string[] {
+  const nameWidth = Math.min(Math.floor(width / 4), Math.max(4, ...rows.map((r) => displayWidth(r.name))));
+  const roleWidth = Math.min(16, Math.max(4, ...rows.map((r) => displayWidth(r.roles.join(',')))));
+  const widths = [nameWidth, roleWidth, 5, 5];
+  const lines = row(['NODE', 'ROLE', 'SCORE', 'GRADE', 'FAILING RULES'], widths, width);
+  for (const node of rows) {
+    const [score, grade, failing] = nodeCells(node);
+    lines.push(...row([node.name, node.roles.join(','), score, grade, failing], widths, width));
+  }
+  return lines;
 }
 
-function headLines(report: ClusterReport, width: number): string[] {
+function headLine(report: ClusterReport): string {
   const withAgent = report.nodes.filter((n) => n.agent === 'ok').length;
   const none = report.nodes.filter((n) => n.agent === 'none').length;
   const unreadable = report.nodes.length - withAgent - none;
   const scope = report.selector ? ` matching ${report.selector}` : '';
   const counts = [`${withAgent} with agent`, ...(none > 0 ? [`${none} no agent`] : []), ...(unreadable > 0 ? [`${unreadable} unreadable`] : [])];
-  return [fit(`node-tuning-advisor report · ${report.nodes.length} nodes${scope} (${counts.join(', ')})`, width)];
+  return `node-tuning-advisor report · ${report.nodes.length} nodes${scope} (${counts.join(', ')})`;
 }
 
-function detail(finding: Finding, width: number): string[] {
-  const indent = (text: string, pad: string) => wrap(text, width - pad.length).map((l) => fit(`${pad}${l}`, width));
-  const lines = [fit(`${STATUS_LABEL[finding.status]} ${finding.ruleId} (${finding.severity}) — ${finding.title}`, width), ...indent(finding.message, '  ')];
-  lines.push('  Evidence:', ...finding.evidence.flatMap((e) => indent(describeEvidence(e), '    ')));
-  if (finding.status === 'fail') {
-    lines.push('  Fix:', ...indent(finding.remediation.text, '    '));
-    for (const command of finding.remediation.commands) lines.push(fit(`    $ ${command}`, width));
-    lines.push(...indent(`References: ${finding.references.map((r) => r.seed ?? r.url ?? r.note ?? '').join(', ')}`, '  '));
-  }
-  return lines;
+function clusterCheckLines(report: ClusterReport, layout: Layout): string[] {
+  const { cluster } = report;
+  const settled = cluster.findings.filter((f) => f.status === 'pass' || f.status === 'not-applicable');
+  const idWidth = idColumn(cluster.findings.filter((f) => f.status === 'fail' || f.status === 'unknown'), layout.width);
+  const blocks = [
+    ...cluster.findings.filter((f) => f.status === 'fail').map((f) => failBlock(f, idWidth, layout)),
+    ...unknownGroups(cluster.findings, layout.verbose).map((g) => unknownBlock(g, idWidth, layout)),
+    ...(settled.length > 0 ? [countLines(settled, layout.width)] : []),
+  ];
+  return [
+    ...hang('', `Cluster checks · score ${cluster.score}/100 (grade ${cluster.grade}) · ${summaryLine(cluster.counts)}`, layout.width, 2)
+      .map((line, i) => (i === 0 ? layout.paint('bold', line) : line)),
+    ...blocks.flatMap((block) => ['', ...block]),
+  ];
 }
 
-export function renderClusterTable(report: ClusterReport, width = 80): string {
-  const lines = [...headLines(report, width), '', ...nodeSection(report, width)];
+export function renderClusterTable(report: ClusterReport, options: ClusterViewOptions): string {
+  const layout: Layout = { width: options.width, paint: painter(options.color === true), verbose: options.verbose === true };
+  const lines = [
+    ...hang('', headLine(report), layout.width, 2).map((line, i) => (i === 0 ? layout.paint('bold', line) : line)),
+    '',
+    ...nodeLines(report.nodes, layout.width),
+  ];
   if (report.fleet.length > 0) {
     lines.push('', 'Failing across nodes');
-    for (const group of report.fleet) lines.push(fit(`  ${TAG[group.severity]} ${group.text}`, width));
+    for (const group of report.fleet) lines.push(...hang(`  ${TAG[group.severity]} `, group.text, layout.width));
   }
-  const { cluster } = report;
-  lines.push('', fit(`Cluster checks · score ${cluster.score}/100 (grade ${cluster.grade}) · ${summaryLine(cluster.counts)}`, width));
-  for (const f of cluster.findings) {
-    lines.push(fit(`  ${STATUS_LABEL[f.status].padEnd(7)} ${f.severity.padEnd(8)} ${f.ruleId}`, width));
-    const said = f.status === 'fail' ? `${f.observed} → want ${f.expected}` : f.message;
-    lines.push(...wrap(said, width - 4).slice(0, 2).map((l) => fit(`    ${l}`, width)));
-  }
-  const undecided = cluster.findings.filter((f) => f.status === 'fail' || f.status === 'unknown');
-  if (undecided.length > 0) lines.push('', 'What to do');
-  for (const f of undecided) lines.push('', ...detail(f, width));
-  if (lines.some((l) => l.endsWith('…'))) lines.push('', fit('Lines cut with … are complete in --output markdown or json.', width));
+  lines.push('', ...clusterCheckLines(report, layout));
+  const hints = [...(layout.verbose ? [] : ['--verbose for the evidence and the full fix']), '-o json or markdown for every field'];
+  lines.push('', ...hang('More: ', hints.join(' · '), layout.width));
   return `${lines.join('\n')}\n`;
 }
 
 const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
 export function renderClusterMarkdown(report: ClusterReport): string {
-  const lines = [`# node-tuning-advisor report`, '', ...headLines(report, 1000), '', '| Node | Roles | Score | Grade | Failing rules |', '|---|---|---:|---|---|'];
+  const lines = [`# node-tuning-advisor report`, '', headLine(report), '', '| Node | Roles | Score | Grade | Failing rules |', '|---|---|---:|---|---|'];
   for (const row of report.nodes) {
     const [score, grade, failing] = nodeCells(row);
     lines.push(`| ${cell(row.name)} | ${row.roles.join(', ')} | ${score} | ${grade} | ${cell(failing)} |`);
@@ -89,7 +93,7 @@ export function renderClusterMarkdown(report: ClusterReport): string {
   for (const f of report.cluster.findings.filter((x) => x.status === 'fail' || x.status === 'unknown')) {
     lines.push('', `### ${STATUS_LABEL[f.status]} \`${f.ruleId}\` — ${f.title}`, '', f.message, '', '**Evidence**', '', ...f.evidence.map((e) => `- ${cell(describeEvidence(e))}`));
     if (f.status === 'fail') {
-      lines.push('', `**Fix**: ${f.remediation.text}`, ...(f.remediation.commands.length > 0 ? ['', '```sh', ...f.remediation.commands, '```'] : []));
+      lines.push('', `**Fix**: ${f.remediation.summary}. ${f.remediation.text}`, ...(f.remediation.commands.length > 0 ? ['', '```sh', ...f.remediation.commands, '```'] : []));
       lines.push('', `References: ${f.references.map((r) => r.seed ?? r.url ?? r.note ?? '').join(', ')}`);
     }
   }

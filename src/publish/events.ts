@@ -2,7 +2,7 @@
 // on the Node, so a restarted agent (no memory) neither repeats nor misses an Event.
 import type { EventObject } from '../kube/objects.ts';
 import type { Finding, Report, Severity } from '../report/types.ts';
-import { renderFindingLine } from './annotations.ts';
+import { findingLine } from './finding-line.ts';
 import { oneLine, truncateBytes } from './text-bytes.ts';
 
 export const REPORTING_COMPONENT = 'node-tuning-advisor';
@@ -10,6 +10,8 @@ export const REPORTING_COMPONENT = 'node-tuning-advisor';
 export const EVENT_NAMESPACE = 'default';
 export const REASON_RECOMMENDATION = 'TuningRecommendation';
 export const REASON_RESOLVED = 'TuningResolved';
+/** Events have no 138-byte cut; this keeps "want …" in the message while it stays one readable line. */
+const MAX_MESSAGE_BYTES = 300;
 
 export interface Transition {
   reason: typeof REASON_RECOMMENDATION | typeof REASON_RESOLVED;
@@ -40,18 +42,13 @@ export function transitions(previouslyFailing: Map<string, Severity>, report: Re
   return out;
 }
 
+/** One line: what failed, against what, and the rule's short fix (its full fix is in `explain`). */
 function recommendation(finding: Finding): Transition {
-  const fix = finding.remediation.commands.length > 0 ? ` Fix: ${finding.remediation.commands.join('; ')}` : '';
-  return {
-    reason: REASON_RECOMMENDATION,
-    type: 'Warning',
-    ruleId: finding.ruleId,
-    message: truncateBytes(`${renderFindingLine(finding)}${fix}`, 1024),
-  };
+  return { reason: REASON_RECOMMENDATION, type: 'Warning', ruleId: finding.ruleId, message: findingLine(finding, MAX_MESSAGE_BYTES) };
 }
 
 function resolved(ruleId: string, message: string): Transition {
-  return { reason: REASON_RESOLVED, type: 'Normal', ruleId, message: truncateBytes(message, 1024) };
+  return { reason: REASON_RESOLVED, type: 'Normal', ruleId, message: truncateBytes(message, MAX_MESSAGE_BYTES) };
 }
 
 export interface NodeRef {

@@ -21,7 +21,7 @@ export function renderMarkdown(report: Report): string {
     lines.push('', `## ${STATUS_LABEL[finding.status]} \`${finding.ruleId}\` — ${finding.title}`, '', finding.message, '', '**Evidence**', '');
     for (const evidence of finding.evidence) lines.push(`- ${cell(describeEvidence(evidence))}`);
     if (finding.status === 'fail') {
-      lines.push('', `**Fix.** ${finding.remediation.text}`);
+      lines.push('', `**Fix**: ${finding.remediation.summary}. ${finding.remediation.text}`);
       if (finding.remediation.commands.length > 0) lines.push('', '```sh', ...finding.remediation.commands, '```');
       const references = finding.references.map((reference) => reference.url ? `<${reference.url}>` : `seed \`${reference.seed}\``);
       lines.push('', `References: ${references.join(', ')}`);

@@ -6,11 +6,11 @@ import type { RecordedFact } from '../measure/advisor.ts';
 import type { Measurement, PhaseStats } from '../measure/result.ts';
 import type { PublishedFact } from './fact-annotation.ts';
 import { STARTUP_PHASES } from '../workload/snapshot.ts';
+import { displayWidth, hang } from './terminal/layout.ts';
 
 export const FACT_LABELS: Record<PublishedFact, string> = {
   'kernel.hz': 'CONFIG_HZ',
   'cpu.governor': 'CPU governor',
-  'cpu.epp': 'CPU EPP',
   'tuned.loadedProfiles': 'tuned profile',
   'kubelet.kubeAPIQPS': 'kubelet QPS',
   'kubelet.kubeAPIBurst': 'kubelet burst',
@@ -31,23 +31,7 @@ export function formatMs(ms: number | null): string {
 }
 
 function cut(line: string, width: number): string {
-  return line.length <= width ? line : `${line.slice(0, Math.max(1, width - 1))}…`;
-}
-
-/** `text` wrapped to `width` after `prefix`, continuation lines indented by `indent`. */
-function hang(prefix: string, text: string, width: number, indent = 2): string[] {
-  const lines: string[] = [];
-  let current = prefix;
-  let start = true;
-  for (const word of text.split(/\s+/).filter(Boolean)) {
-    if (!start && current.length + 1 + word.length > width) {
-      lines.push(current);
-      current = ' '.repeat(indent) + word;
-    } else current = start ? current + word : `${current} ${word}`;
-    start = false;
-  }
-  lines.push(current);
-  return lines;
+  return displayWidth(line) <= width ? line : `${line.slice(0, Math.max(1, width - 1))}…`;
 }
 
 export function factText(fact: RecordedFact): string {
@@ -104,7 +88,7 @@ function factsLines(m: Measurement, width: number): string[] {
   const known = entries.filter(([, f]) => 'value' in f).map(([k, f]) => `${FACT_LABELS[k]} ${factText(f)}`);
   const unknown = entries.filter(([, f]) => !('value' in f));
   const reasons = [...new Set(unknown.map(([, f]) => ('unknown' in f ? f.unknown : '')))];
-  const lines = hang('', `Node ${m.node} when measured: ${score}`, width);
+  const lines = hang('', `Node ${m.node} when measured: ${score}`, width, 2);
   if (known.length > 0) lines.push(...hang('  ', known.join(' · '), width, 4));
   if (unknown.length > 0) lines.push(...hang('  ', `unknown: ${unknown.map(([k]) => FACT_LABELS[k]).join(', ')} (${reasons.join('; ')})`, width, 4));
   return lines;
@@ -123,11 +107,11 @@ function footer(m: Measurement): string {
 
 export function renderMeasurementText(m: Measurement, width = 80): string {
   const lines = [
-    ...headline(m).flatMap((l) => hang('', l, width)), '',
+    ...headline(m).flatMap((l) => hang('', l, width, 2)), '',
     ...table(['PHASE', 'P50', 'P90', 'P99', 'MAX', 'PODS'], phaseRows(m), 1).map((l) => cut(l, width)),
   ];
   if (m.slowest.length > 0) lines.push('', ...table(SLOWEST_HEADER, slowestRows(m), 1).map((l) => cut(l, width)));
-  lines.push(...notReadyLines(m, width), '', ...factsLines(m, width), ...hang('', footer(m), width));
+  lines.push(...notReadyLines(m, width), '', ...factsLines(m, width), ...hang('', footer(m), width, 2));
   return `${lines.join('\n')}\n`;
 }
 
@@ -162,7 +146,7 @@ function comparisonSummary(c: Comparison): string[] {
 
 export function renderComparisonText(c: Comparison, beforeFile: string, width = 80): string {
   const lines = [
-    '', ...hang('', `Before → after (before: ${beforeFile}, ${c.before.startedAt}; after: this run)`, width),
+    '', ...hang('', `Before → after (before: ${beforeFile}, ${c.before.startedAt}; after: this run)`, width, 2),
     ...table(['PHASE', 'P50 BEFORE → AFTER', 'P99 BEFORE → AFTER', 'VERDICT'], changeRows(c), 99).map((l) => cut(l, width)),
     ...comparisonSummary(c).flatMap((l) => hang('', l, width, 2)),
   ];

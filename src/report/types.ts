@@ -19,6 +19,8 @@ export interface Evidence {
 }
 
 export interface Remediation {
+  /** The fix in a few words, for one-line places: annotation lines, Events, the terminal's default view. */
+  summary: string;
   text: string;
   commands: string[];
 }

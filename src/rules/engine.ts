@@ -72,7 +72,7 @@ export function evaluateRule(rule: EffectiveRule, facts: FactSet): Finding {
     message,
     evidence: evidenceFor(rule, facts, status),
     // Rendered like the message: a fix names the file this host's layout keeps the setting in.
-    remediation: { text: render(rule.remediation.text).trim(), commands: (rule.remediation.commands ?? []).map(render) },
+    remediation: { summary: render(rule.remediation.summary).trim(), text: render(rule.remediation.text).trim(), commands: (rule.remediation.commands ?? []).map(render) },
     references: rule.references,
     scoreImpact: scoreImpact(status, rule.severity, rule.weight),
   });

@@ -46,7 +46,7 @@ export interface RuleDefinition {
   expected: string;
   message: string;
   evidence?: string[];
-  remediation: { text: string; commands?: string[] };
+  remediation: { summary: string; text: string; commands?: string[] };
   references: RuleReference[];
 }
 
@@ -124,8 +124,13 @@ const rule = {
     remediation: {
       type: 'object',
       additionalProperties: false,
-      required: ['text'],
-      properties: { text: { type: 'string', minLength: 1 }, commands: { type: 'array', items: { type: 'string' } } },
+      required: ['summary', 'text'],
+      properties: {
+        // The fix in a few words; validate.ts checks it is one line and fits a finding line.
+        summary: { type: 'string', minLength: 1 },
+        text: { type: 'string', minLength: 1 },
+        commands: { type: 'array', items: { type: 'string' } },
+      },
     },
     references: {
       type: 'array',

@@ -1,5 +1,6 @@
 // Checks a schema cannot express: operators given the operands they need, params that exist,
 // template placeholders that resolve, unique ids, overrides that name a loaded rule.
+import { oneLineErrors } from './one-line.ts';
 import { CLUSTER_FACT_PREFIX, type Condition, type LeafCondition, type RuleDefinition, type RuleOverride } from './schema.ts';
 
 export interface PathError {
@@ -55,15 +56,19 @@ export function conditionErrors(condition: Condition, params: RuleDefinition['pa
 
 export function templateErrors(rule: RuleDefinition, at: (string | number)[]): PathError[] {
   const errors: PathError[] = [];
-  for (const field of ['observed', 'expected', 'message'] as const) {
-    for (const [, name] of rule[field].matchAll(/\{\{\s*params\.([A-Za-z0-9_]+)\s*\}\}/g)) {
+  const fields: [string[], string][] = [
+    [['observed'], rule.observed], [['expected'], rule.expected], [['message'], rule.message],
+    [['remediation', 'summary'], rule.remediation.summary],
+  ];
+  for (const [field, template] of fields) {
+    for (const [, name] of template.matchAll(/\{\{\s*params\.([A-Za-z0-9_]+)\s*\}\}/g)) {
       if (rule.params?.[name as string] === undefined) {
-        errors.push({ segments: [...at, field], message: `uses {{params.${name}}}, which the rule's params do not define` });
+        errors.push({ segments: [...at, ...field], message: `uses {{params.${name}}}, which the rule's params do not define` });
       }
     }
-    for (const [, name] of rule[field].matchAll(/\{\{\s*params\.([A-Za-z0-9_]+)\[[A-Za-z0-9_.-]+\]\s*\}\}/g)) {
+    for (const [, name] of template.matchAll(/\{\{\s*params\.([A-Za-z0-9_]+)\[[A-Za-z0-9_.-]+\]\s*\}\}/g)) {
       if (!Object.keys(rule.params ?? {}).some((key) => key.startsWith(`${name}_`))) {
-        errors.push({ segments: [...at, field], message: `uses {{params.${name}[…]}}, but the rule defines no param named ${name}_<value>` });
+        errors.push({ segments: [...at, ...field], message: `uses {{params.${name}[…]}}, but the rule defines no param named ${name}_<value>` });
       }
     }
   }
@@ -78,7 +83,7 @@ function namedFacts(rule: RuleDefinition): { key: string; where: string }[] {
     if ('not' in condition) return walk(condition.not, where);
     return ('all' in condition ? condition.all : condition.any).flatMap((part) => walk(part, where));
   };
-  const templates = [rule.observed, rule.expected, rule.message, rule.remediation.text, ...(rule.remediation.commands ?? [])];
+  const templates = [rule.observed, rule.expected, rule.message, rule.remediation.summary, rule.remediation.text, ...(rule.remediation.commands ?? [])];
   const placeholders = templates.flatMap((text) => [...text.matchAll(/\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}/g)].map((m) => m[1] as string))
     .filter((key) => !key.startsWith('params.'));
   return [
@@ -109,6 +114,7 @@ export function ruleErrors(rule: RuleDefinition, at: (string | number)[]): PathE
     ...conditionErrors(rule.failsWhen, rule.params, [...at, 'failsWhen']),
     ...templateErrors(rule, at),
     ...scopeErrors(rule, at),
+    ...oneLineErrors(rule, at),
   ];
 }
 

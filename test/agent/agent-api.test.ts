@@ -89,7 +89,7 @@ test('a 429 on the Node LIST restarts the watch only after Retry-After', async (
 test('a PATCH that never answers times out and is retried', async (t) => {
   const { server, kubeconfig } = await cluster(t);
   server.inject('PATCH', '/api/v1/nodes/', { status: 200, hang: true });
-  const run = runAgent(kubeconfig, () => seedReport(), { agent: { once: true } });
+  const run = runAgent(kubeconfig, () => seedReport(), { agent: { once: true }, requestTimeoutMs: 500 });
   assert.equal(await run.result, 0);
   assert.equal(server.count('PATCH'), 2);
   assert.match(run.logs[0] ?? '', /publish failed \(patch timed out after 0.5 s\)/);

@@ -106,7 +106,7 @@ test('a 429 to the Node watch request: the next request waits for its Retry-Afte
 test('a PATCH that never answers is aborted at its timeout: the socket is closed, not left open', async (t) => {
   const { server, kubeconfig } = await cluster(t);
   server.inject('PATCH', '/api/v1/nodes/', { status: 200, hang: true });
-  const run = runAgent(kubeconfig, () => seedReport(), { agent: { once: true } });
+  const run = runAgent(kubeconfig, () => seedReport(), { agent: { once: true }, requestTimeoutMs: 500 });
   assert.equal(await run.result, 0);
   await until('the hung request to be closed by the client', () => server.abandoned === 1, 5_000);
 });

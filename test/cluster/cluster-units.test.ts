@@ -4,7 +4,8 @@ import fc from 'fast-check';
 import { affinityMode } from '../../src/cluster/tekton.ts';
 import { attachFor } from '../../src/cluster/storage.ts';
 import { parseAnnotations, renderAnnotations, REPORT_KEY } from '../../src/publish/annotations.ts';
-import { fit } from '../../src/publish/cluster-report.ts';
+import { nodeRows } from '../../src/cluster/nodes.ts';
+import { nodeLines } from '../../src/publish/cluster-report.ts';
 import { scopeErrors } from '../../src/rules/validate.ts';
 import { loadRuleSet } from '../../src/scan.ts';
 import { finding, report, seedReport } from '../helpers/reports.ts';
@@ -63,15 +64,17 @@ describe('annotations: the parser reads what the renderer writes', () => {
       assert.ok(parsed.state === 'unreadable' || parsed.state === 'ok');
     }), { numRuns: 300 });
     assert.equal(parseAnnotations({}).state, 'none');
-    const newer = parseAnnotations({ [REPORT_KEY]: '{"schemaVersion":2}' });
+    const newer = parseAnnotations({ [REPORT_KEY]: '{"schemaVersion":3}' });
     assert.equal(newer.state, 'unreadable');
-    assert.match(newer.state === 'unreadable' ? newer.reason : '', /schemaVersion 2/);
+    assert.match(newer.state === 'unreadable' ? newer.reason : '', /schemaVersion 3/);
+    const empty = parseAnnotations({ [REPORT_KEY]: '{"schemaVersion":2}' });
+    assert.match(empty.state === 'unreadable' ? empty.reason : '', /does not have the advisor's shape \(score, grade, counts, rules\)/);
     assert.equal(parseAnnotations(renderAnnotations(seedReport())).state, 'ok');
   });
 });
 
 describe('rule scope', () => {
-  const base = { id: 'x', title: 't', category: 'c', severity: 'info' as const, weight: 1, observed: '', expected: '', message: 'm', remediation: { text: 'r' }, references: [{ seed: 's' }] };
+  const base = { id: 'x', title: 't', category: 'c', severity: 'info' as const, weight: 1, observed: '', expected: '', message: 'm', remediation: { summary: 'r', text: 'r' }, references: [{ seed: 's' }] };
   it('a node rule naming a cluster fact, or a cluster rule naming a node fact, is an error', () => {
     assert.match(scopeErrors({ ...base, failsWhen: { fact: 'cluster.nodes.count', op: 'Gt', value: 1 } }, [])[0]?.message ?? '', /give the rule scope: cluster/);
     assert.match(scopeErrors({ ...base, scope: 'cluster', failsWhen: { fact: 'kernel.hz', op: 'Gt', value: 1 } }, [])[0]?.message ?? '', /only cluster\.\* facts/);
@@ -88,10 +91,16 @@ describe('rule scope', () => {
   });
 });
 
-describe('fit', () => {
-  it('cuts by characters, not bytes, and marks the cut', () => {
-    assert.equal(fit('abc', 3), 'abc');
-    assert.equal(fit('ab→cd', 4), 'ab→…');
-    assert.equal([...fit('x'.repeat(200), 80)].length, 80);
+describe('node table', () => {
+  it('wraps a long node name, its roles and its failing rules inside their columns instead of cutting them', () => {
+    const name = 'ip-10-0-113-27.eu-west-1.compute.internal';
+    const rows = nodeRows([{ metadata: { name, labels: { 'node-role.kubernetes.io/control-plane': '', 'node-role.kubernetes.io/etcd': '' },
+      annotations: renderAnnotations(report(['etcd-fsync-latency', 'etcd-wal-fsync', 'etcd-disk-rotational', 'kernel-tick-rate'].map((id) => finding(id, 'fail')))) } }]);
+    const lines = nodeLines(rows, 80);
+    for (const line of lines) assert.ok([...line].length <= 80, line);
+    assert.equal(lines.join(' ').includes('…'), false);
+    const text = lines.slice(1).join('\n');
+    for (const id of ['etcd-fsync-latency', 'etcd-wal-fsync', 'etcd-disk-rotational', 'kernel-tick-rate']) assert.match(text, new RegExp(id));
+    assert.equal(lines.slice(1).map((l) => l.slice(0, 20).trim()).join(''), name);
   });
 });

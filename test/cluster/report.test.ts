@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import type { ClusterReport } from '../../src/cluster/report.ts';
+import { REPORT_KEY } from '../../src/publish/annotations.ts';
 import { runCli } from '../helpers/cli.ts';
 import { startCluster, type ClusterShape } from '../helpers/cluster-fixture.ts';
 import type { FakeApiServer } from '../helpers/fake-apiserver.ts';
@@ -26,7 +27,7 @@ describe('report: cluster view over the stand-in API', () => {
     const { report, status, json } = await run({ tektonFlags: DISABLED });
     assert.equal(status(SEED_001), 'fail');
     const finding = report.cluster.findings.find((f) => f.ruleId === SEED_001)!;
-    assert.match(finding.observed, /affinity assistant disabled; 2 of 2 PVC workspaces single-node/);
+    assert.equal(finding.observed, 'assistant disabled; 2/2 workspaces RWO/RWOP');
     assert.match(finding.remediation.text, /coschedule: workspaces/);
     assert.ok(finding.references.some((r) => r.seed?.startsWith('001_')));
     assert.ok(finding.evidence.some((e) => e.fact === 'cluster.tekton.workspaces.singleNode' && /ci\/build-42 source: volumeClaimTemplate RWO, longhorn/.test(e.detail ?? '')));
@@ -86,6 +87,29 @@ describe('report: cluster view over the stand-in API', () => {
     assert.match(lines.find((l) => l.startsWith('worker-3')) ?? '', /unreadable/);
     assert.equal(out.code, 1, 'a critical rule fails on the control-plane nodes');
     assert.equal((await runCli(['report', '--kubeconfig', server.writeKubeconfig(), '--fail-on', 'never'])).code, 0);
+  });
+
+  it('reads agents of the previous release (version-1 annotation) next to current ones during a rollout', async () => {
+    const server = await startCluster({});
+    servers.push(server);
+    // As an agent of the previous release wrote it (every rule listed, with its category).
+    server.addNode('worker-old', { [REPORT_KEY]: [
+      '{"schemaVersion":1,"score":80,"grade":"B","counts":{"fail":1,"unknown":0,"pass":1,"not-applicable":0},"omitted":0,"rules":[',
+      '{"rule":"cpu-governor","status":"fail","severity":"warning","category":"cpu","observed":"governor powersave, driver intel_pstate, EPP power"},',
+      '{"rule":"kernel-tick-rate","status":"pass","severity":"warning","category":"kernel"}',
+      ']}',
+    ].join('\n') });
+    const out = await runCli(['report', '--kubeconfig', server.writeKubeconfig(), '-o', 'json', '--fail-on', 'never']);
+    const report = JSON.parse(out.stdout) as ClusterReport;
+    const old = report.nodes.find((n) => n.name === 'worker-old');
+    assert.equal(old?.agent, 'ok');
+    assert.equal(old?.report?.score, 80);
+    const cpu = report.fleet.find((g) => g.rule === 'cpu-governor');
+    assert.deepEqual([cpu?.category, cpu?.nodes], ['cpu', ['worker-old']]);
+    // Version-2 annotations carry no category: it comes from the rule set report loaded.
+    assert.equal(report.fleet.find((g) => g.rule === 'etcd-fsync-latency')?.category, 'etcd');
+    const table = await runCli(['report', '--kubeconfig', server.writeKubeconfig(), '--fail-on', 'never']);
+    assert.match(table.stdout, /^worker-old +worker +80 +B +cpu-governor$/m);
   });
 
   it('without Tekton: its rules are not applicable and no storage kinds are listed', async () => {

@@ -26,7 +26,7 @@ export function runAgent(
     workload?: WorkloadState;
     /** Default worker-1. */
     nodeName?: string;
-    /** Default 500 ms (the stand-in answers at once); the real server on a busy machine needs more. */
+    /** Default 3 s: the stand-in answers at once, but a loaded CI machine can take a while; tests of hung requests pass 500. */
     requestTimeoutMs?: number;
   } = {},
 ): RunningAgent {
@@ -36,7 +36,7 @@ export function runAgent(
   agent = wireAgent({
     kubeconfig, nodeName: opts.nodeName ?? 'worker-1', log: (line) => logs.push(line), metrics: opts.metrics, dryRunOut: opts.dryRunOut,
     ...(opts.workload ? { workload: opts.workload } : {}),
-    limiter: new TokenBucket(1000, 1000), requestTimeoutMs: opts.requestTimeoutMs ?? 500,
+    limiter: new TokenBucket(1000, 1000), requestTimeoutMs: opts.requestTimeoutMs ?? 3_000,
     agent: { ...FAST, ...opts.agent },
     scan: async (cluster) => {
       scans += 1;

@@ -13,7 +13,7 @@ export function finding(ruleId: string, status: FindingStatus, overrides: Partia
     expected: `expected for ${ruleId}`,
     message: status === 'unknown' ? `cannot read the fact behind ${ruleId}` : `message for ${ruleId}`,
     evidence: [{ fact: 'kernel.hz', value: 250, source: '/boot/config-6.1.0' }],
-    remediation: { text: `fix ${ruleId}`, commands: [`do-something --for ${ruleId}`] },
+    remediation: { summary: `fix ${ruleId} quickly`, text: `fix ${ruleId}`, commands: [`do-something --for ${ruleId}`] },
     references: [],
     scoreImpact: status === 'fail' ? 5 : 0,
     ...overrides,
@@ -47,7 +47,7 @@ export function seedReport(): Report {
     finding('etcd-fsync-latency', 'fail', {
       severity: 'critical', category: 'etcd', scoreImpact: 15,
       observed: 'fsync p99 18.2 ms on sdb (rotational)', expected: 'p99 ≤ 10 ms',
-      remediation: { text: 'Move the etcd data dir to an SSD or NVMe disk and give etcd I/O priority', commands: ['ionice -c2 -n0 -p $(pgrep -x etcd)'] },
+      remediation: { summary: "move etcd's data dir to SSD/NVMe", text: 'Move the etcd data dir to an SSD or NVMe disk and give etcd I/O priority', commands: ['ionice -c2 -n0 -p $(pgrep -x etcd)'] },
     }),
     finding('kernel-tick-rate', 'fail', { observed: 'CONFIG_HZ=250', expected: 'CONFIG_HZ=1000', scoreImpact: 6 }),
     finding('cpu-governor', 'fail', { category: 'cpu', observed: 'governor powersave on 40 of 40 CPUs', expected: 'performance', scoreImpact: 6 }),

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
-import { ProgressLine, progressText } from '../../src/cli/progress.ts';
+import { ProgressLine, progressText } from '../../src/cli/measure-progress.ts';
 import { compareMeasurements } from '../../src/measure/compare.ts';
 import { formatMs, renderComparisonMarkdown, renderComparisonText, renderMeasurementMarkdown, renderMeasurementText } from '../../src/publish/measure-view.ts';
 import { measurement, samples } from '../helpers/measurements.ts';
@@ -16,7 +16,7 @@ test('the verdict leads, then the phases, the slowest pods and the node as the a
   const text = renderMeasurementText(seedBefore(), 80);
   const lines = text.split('\n');
   assert.match(lines[0] as string, /^Pod start-up on node worker-1: 100 pods at once, placed by the scheduler$/);
-  assert.match(text, /SLO p99 creation → Ready < 5 s: MISSED \(p99 8\.590 s; largest phase: scheduling\)/);
+  assert.match(text, /SLO p99 creation → Ready < 5 s: MISSED \(p99 8\.590 s; largest phase:\s+scheduling\)/);
   assert.match(text, /^scheduling +7\.49 s +7\.89 s +7\.98 s +7\.99 s +100$/m);
   assert.match(text, /^SLOWEST POD +TOTAL +SCHEDULING +INIT +CREATION +READINESS$/m);
   assert.match(text, /^pod-startup-099 +8\.60 s +7\.99 s +10 ms +500 ms +100 ms$/m);
@@ -30,8 +30,8 @@ test('a timeout says so first, and groups what did not finish', () => {
     notReady: [{ reason: 'ImagePullBackOff', pods: 2, example: 'pod-startup-001: Back-off pulling image "registry.example/pause:9"' }],
   });
   const text = renderMeasurementText(m, 60);
-  assert.match(text, /TIMED OUT after 10m00s: 1 of 3 pods Ready; the table covers/);
-  assert.match(text, /Not Ready \(2\)\n {2}2 × ImagePullBackOff \(pod-startup-001: Back-off pulling/);
+  assert.match(text, /TIMED OUT after 10m00s: 1 of 3 pods Ready; the table\s+covers those/);
+  assert.match(text, /Not Ready \(2\)\n {2}2 × ImagePullBackOff \(pod-startup-001: Back-off\n {6}pulling image/);
   for (const line of text.split('\n')) assert.ok(line.length <= 60, `${line.length}: ${line}`);
 });
 

@@ -30,11 +30,13 @@ test('seed 000 before (1.20, defaults, scheduler throttled): kubelet-api-qps, sc
     'client-throttling-long-waits': 'pass',
   });
   const kubelet = finding('kubelet-api-qps');
-  assert.equal(kubelet.observed, 'kubeAPIQPS 5, kubeAPIBurst 10 (kubelet 1.20.2; kubeAPIQPS in /var/lib/kubelet/config.yaml (not set yet))');
+  assert.equal(kubelet.observed, 'kubeAPIQPS 5, kubeAPIBurst 10 (kubelet 1.20.2)');
+  assert.equal(kubelet.remediation.summary, 'raise kubeAPIQPS/kubeAPIBurst to 170/220');
+  assert.ok(kubelet.evidence.some((e) => e.fact === 'kubelet.qpsSetIn' && e.value === 'kubeAPIQPS in /var/lib/kubelet/config.yaml (not set yet)'));
   assert.match(kubelet.remediation.text, /^In \/var\/lib\/kubelet\/config\.yaml add kubeAPIQPS: 170 and kubeAPIBurst: 220/);
   assert.match(kubelet.remediation.text, /API Priority and Fairness/);
   const throttling = finding('client-throttling');
-  assert.equal(throttling.observed, '9 throttled requests in the last 60 min, longest wait 347 ms');
+  assert.equal(throttling.observed, '9 throttled in 60 min, longest 347 ms');
   assert.ok(throttling.evidence.some((e) => e.fact === 'throttling.scheduler.count' && /longest: 2021-01-20T10:15:06\.830Z waited 347 ms before POST \/api\/v1\/namespaces\/default\/pods\/app-63\/binding$/.test(e.detail ?? '')));
   assert.match(finding('scheduler-api-qps').remediation.text, /In \/etc\/kubernetes\/manifests\/kube-scheduler\.yaml after line 13 set --kube-api-qps=150 and --kube-api-burst=200/);
 });

@@ -18,13 +18,23 @@ test('scan exits 1 at --fail-on warning, 0 at the default critical, 0 with never
   assert.equal((await runCli(['scan', '--host-root', host, '--fail-on', 'never'])).code, 0);
 });
 
-test('table output: header with score, a row per rule, and the fix for each failure; no colour when piped', async () => {
+test('table output: score and counts, then per failing rule found → want, why and the short fix; no colour when piped', async () => {
   const { stdout } = await runCli(['scan', '--host-root', fixtureHost('intel-pstate-epp-power')]);
-  assert.match(stdout, /^node-tuning-advisor · node build-node-01 · score 80\/100 \(grade B\)/);
-  assert.match(stdout, /FAIL\s+warning\s+cpu-governor\s+governor powersave, driver intel_pstate, EPP power → performance/);
-  assert.match(stdout, /N\/A\s+warning\s+tuned-profile/);
-  assert.match(stdout, /\$ tuned-adm profile throughput-performance/);
+  assert.match(stdout, /^node build-node-01 · score 80\/100, grade B\n2 failing \(2 warning\) · 0 unknown · 0 pass · 15 not applicable\nhost root \S+intel-pstate-epp-power\n/);
+  assert.match(stdout, /^FAIL {5}warning {3}cpu-governor {6}CPU frequency policy favours power over start-up latency$/m);
+  assert.match(stdout, /^ {2}found {2}governor powersave, driver intel_pstate, EPP power → want performance \(adaptive drivers:\n {9}EPP performance, balance_performance\)$/m);
+  assert.match(stdout, /^ {2}fix {4}tuned-adm profile throughput-performance$/m);
+  assert.match(stdout, /^not applicable {2}api-client ×6 \(kubelet\.present = false;/m);
+  assert.doesNotMatch(stdout, /\$ tuned-adm|cpu\.driver = intel_pstate/, 'evidence and commands only with --verbose');
   assert.doesNotMatch(stdout, /\u001b\[/);
+  const verbose = (await runCli(['scan', '--host-root', fixtureHost('intel-pstate-epp-power'), '--verbose'])).stdout;
+  assert.match(verbose, /^ {9}\$ tuned-adm profile throughput-performance$/m);
+  assert.match(verbose, /^ {2}facts {2}cpu\.\w+ = /m);
+  assert.match(verbose, /^ {9}cpu\.governor = powersave \(/m);
+  assert.match(verbose, /^ {2}refs {3}seed 001_eee4498a48695f45\.txt$/m);
+  const all = (await runCli(['scan', '--host-root', fixtureHost('intel-pstate-epp-power'), '--all'])).stdout;
+  assert.match(all, /^N\/A {6}warning {3}tuned-profile/m);
+  assert.doesNotMatch(all, /^not applicable/m);
 });
 
 test('json, yaml and markdown outputs carry the same findings', async () => {
@@ -114,6 +124,11 @@ test('rules list and explain show the bundled rules', async () => {
   const explain = await runCli(['explain', 'cpu-governor']);
   assert.match(explain.stdout, /Applies when:\n  all of:\n    cpu\.virtualized IsFalse\n    cpu\.cpufreq IsTrue/);
   assert.equal((await runCli(['explain', 'nope'])).code, 2);
+  const onHost = await runCli(['explain', 'cpu-governor', '--host-root', fixtureHost('intel-pstate-epp-power')]);
+  assert.match(onHost.stdout, /^On node build-node-01 \(host root \S+intel-pstate-epp-power\):\n\nFAIL {5}warning {3}cpu-governor/m);
+  const cluster = await runCli(['explain', 'tekton-attach-workspaces', '--host-root', fixtureHost('intel-pstate-epp-power')]);
+  assert.equal(cluster.code, 2);
+  assert.match(cluster.stderr, /tekton-attach-workspaces is a cluster rule: "report" checks it through the API, not on a host; drop --host-root/);
 });
 
 test('the installed bin runs the same CLI as a process (this host, real root)', () => {

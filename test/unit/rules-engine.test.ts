@@ -62,7 +62,7 @@ const baseRule: LoadedRule = {
   failsWhen: { fact: 'kernel.hz', op: 'Lt', param: 'minHz' },
   observed: 'CONFIG_HZ={{kernel.hz}}', expected: 'CONFIG_HZ={{params.minHz}}', message: 'ticks at {{kernel.hz}} Hz',
   evidence: ['kernel.release'],
-  remediation: { text: 'rebuild', commands: ['make'] }, references: [{ seed: '000_27ac7eb1e25f66b9.txt' }], file: 'x.yaml', line: 1,
+  remediation: { summary: 'rebuild', text: 'rebuild', commands: ['make'] }, references: [{ seed: '000_27ac7eb1e25f66b9.txt' }], file: 'x.yaml', line: 1,
 };
 const rule = (overrides: Partial<LoadedRule> = {}): EffectiveRule => applyOverrides([{ ...baseRule, ...overrides }], [])[0] as EffectiveRule;
 

@@ -14,7 +14,7 @@ const goodRule = `  - id: sample-rule
     observed: "{{kernel.hz}}"
     expected: "{{params.minHz}}"
     message: tick {{kernel.hz}}
-    remediation: { text: fix it }
+    remediation: { summary: fix it, text: fix it }
     references: [{ seed: 000_27ac7eb1e25f66b9.txt }]
 `;
 
@@ -111,6 +111,29 @@ test('{{params.name[fact]}} needs at least one param name_<value>', async (t) =>
   const errors = await lintText(t, header + goodRule.replace(/message: .*/, 'message: "see {{params.governedBy[kernel.hz]}}"'));
   assert.equal(errors.length, 1);
   assert.match(errors[0] ?? '', /uses \{\{params\.governedBy\[…\]\}\}, but the rule defines no param named governedBy_<value>/);
+});
+
+test('the short fix is required, one line, and must fit a 138-byte finding line with typical values', async (t) => {
+  const missing = await lintText(t, header + goodRule.replace('remediation: { summary: fix it, text: fix it }', 'remediation: { text: fix it }'));
+  assert.deepEqual(missing, ['rules/custom.yaml:14:18: rules.0.remediation: missing required key "summary"']);
+  const twoLines = await lintText(t, header + goodRule.replace('remediation: { summary: fix it, text: fix it }', 'remediation:\n      summary: "fix it\\nthen reboot"\n      text: fix it'));
+  assert.deepEqual(twoLines, ['rules/custom.yaml:15:16: rules.0.remediation.summary: must be one line: it is shown where only one line fits (annotations, Events)']);
+  const long = `boot a kernel built with CONFIG_HZ_1000=y, or rebuild yours with it, then compare pod start-up on {{kernel.release}} first`;
+  const tooLong = await lintText(t, header + goodRule.replace('remediation: { summary: fix it, text: fix it }', `remediation: { summary: "${long}", text: fix it }`));
+  assert.equal(tooLong.length, 1);
+  assert.match(tooLong[0] as string, /^rules\/custom\.yaml:14:\d+: rules\.0\.remediation\.summary: with typical values \(each \{\{fact\}\} as 6 characters\) the finding line is 139 bytes, 1 over the 138 that kubectl describe shows/);
+  assert.match(tooLong[0] as string, /"CRIT sample-rule: 123456 — boot a kernel .* on 123456 first"\)$/);
+  const oneShorter = await lintText(t, header + goodRule.replace('remediation: { summary: fix it, text: fix it }', `remediation: { summary: "${long.replace('yours', 'your')}", text: fix it }`));
+  assert.deepEqual(oneShorter, []);
+  const unknownParam = await lintText(t, header + goodRule.replace('summary: fix it', 'summary: "set {{params.maxHz}}"'));
+  assert.deepEqual(unknownParam, ["rules/custom.yaml:14:29: rules.0.remediation.summary: uses {{params.maxHz}}, which the rule's params do not define"]);
+});
+
+test('a node rule whose observed text would not fit the report annotation line is rejected; cluster rules are not in it', async (t) => {
+  const observed = 'governor {{cpu.governor}} on {{cpu.count}} CPUs, driver {{cpu.driver}}, EPP {{cpu.epp}}, boost {{cpu.boost}}';
+  const node = await lintText(t, header + goodRule.replace('observed: "{{kernel.hz}}"', `observed: "${observed}"`));
+  assert.equal(node.length, 1);
+  assert.match(node[0] as string, /rules\.0\.observed: with typical values the observed text does not fit the report annotation's 138-byte line/);
 });
 
 test('naming the bundled rules directory again (rules lint rules) loads each file once: no rule is its own duplicate', async (t) => {

@@ -15,10 +15,10 @@ import { readMeasurement, saveMeasurement } from '../../measure/saved.ts';
 import {
   renderComparisonMarkdown, renderComparisonText, renderMeasurementMarkdown, renderMeasurementText,
 } from '../../publish/measure-view.ts';
-import { kubeconfigPath } from '../kubeconfig.ts';
-import { ProgressLine } from '../progress.ts';
+import { KUBE_FLAGS, configSourceFrom } from '../kube-flags.ts';
+import { ProgressLine } from '../measure-progress.ts';
 import { stripControls, terminalSafe } from '../terminal-safe.ts';
-import { EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, UsageError, oneOf, parseDuration, parseFlags, type Io } from '../io.ts';
+import { EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, UsageError, oneOf, parseDuration, parseFlags, terminalWidth, type Io } from '../io.ts';
 
 export const EXIT_TIMEOUT = 4;
 const EXIT_SIGNAL: Record<string, number> = { SIGINT: 130, SIGTERM: 143 };
@@ -47,6 +47,7 @@ Flags:
   --output FORMAT            table (default), json, markdown
   --delete-leftovers         delete namespaces left by interrupted runs without asking
   --kubeconfig FILE          kubeconfig to use (default: $KUBECONFIG, ~/.kube/config, or in-cluster)
+  --context NAME             kubeconfig context to use (default: its current-context)
   -h, --help                 this help
 
 Permissions: the ClusterRole in manifests/measure/clusterrole.yaml (namespaces, pods, the node).
@@ -67,6 +68,7 @@ interface Settings {
   output: 'table' | 'json' | 'markdown';
   deleteLeftovers: boolean;
   kubeconfig?: string;
+  context?: string;
 }
 
 function settingsFrom(args: string[]): Settings | undefined {
@@ -74,7 +76,7 @@ function settingsFrom(args: string[]): Settings | undefined {
     node: { type: 'string' }, pods: { type: 'string', default: '100' }, image: { type: 'string' },
     placement: { type: 'string' }, 'pvc-storage-class': { type: 'string' }, 'pvc-size': { type: 'string', default: '1Gi' },
     timeout: { type: 'string', default: '10m' }, save: { type: 'string' }, compare: { type: 'string' },
-    output: { type: 'string', short: 'o' }, 'delete-leftovers': { type: 'boolean' }, kubeconfig: { type: 'string' },
+    output: { type: 'string', short: 'o' }, 'delete-leftovers': { type: 'boolean' }, ...KUBE_FLAGS,
   }, 'measure pod-startup');
   if (values.help) return undefined;
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"; flags start with --`);
@@ -93,6 +95,7 @@ function settingsFrom(args: string[]): Settings | undefined {
     ...(values.save !== undefined ? { save: values.save } : {}),
     ...(values.compare !== undefined ? { compare: values.compare } : {}),
     ...(values.kubeconfig !== undefined ? { kubeconfig: values.kubeconfig } : {}),
+    ...(values.context !== undefined ? { context: values.context } : {}),
   };
 }
 
@@ -146,7 +149,7 @@ function cleanupLine(c: Cleanup): string | undefined {
 
 function render(io: Io, s: Settings, m: Measurement, before: Measurement | undefined): void {
   const comparison = before ? compareMeasurements(before, m) : undefined;
-  const width = Math.max(60, io.stdout.columns ?? 80);
+  const width = terminalWidth(io);
   if (s.output === 'json') io.stdout.write(`${JSON.stringify(comparison ? { ...m, comparison } : m, null, 2)}\n`);
   else if (s.output === 'markdown') io.stdout.write(renderMeasurementMarkdown(m) + (comparison ? renderComparisonMarkdown(comparison, s.compare as string) : ''));
   else io.stdout.write(renderMeasurementText(m, width) + (comparison ? renderComparisonText(comparison, s.compare as string, width) : ''));
@@ -169,10 +172,10 @@ export async function measureCommand(args: string[], io: Io): Promise<number> {
   const failed: Measurement['api']['failed'] = [];
   let client: KubeClient;
   try {
-    client = KubeClient.fromKubeconfig(kubeconfigPath(s.kubeconfig, io.env), {
+    client = KubeClient.fromSource(configSourceFrom(s, io.env), {
       limiter: new TokenBucket(1000, 2 * s.pods + 50), userAgent: 'node-tuning-advisor/measure',
       onRequest: (r) => { if (!/^2\d\d$/.test(r.code) && r.code !== 'stopped' && failed.length < 50) failed.push({ verb: r.verb, resource: r.resource, code: r.code }); },
-    }, io.env);
+    });
   } catch (error) {
     throw new UsageError((error as Error).message);
   }

@@ -1,6 +1,8 @@
 // `probe fsync`: etcd's fio disk test, in-process, on any directory.
 import { runFsyncProbe, DEFAULT_BLOCK_SIZE, DEFAULT_SIZE_BYTES, type FsyncProbeResult } from '../../probe/fsync.ts';
-import { EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, UsageError, oneOf, parseFlags, type Io } from '../io.ts';
+import { hang } from '../../publish/terminal/layout.ts';
+import { EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, PIPE_COLUMNS, UsageError, oneOf, parseFlags, terminalWidth, type Io } from '../io.ts';
+import { progressOnTerminal } from '../progress.ts';
 
 export const PROBE_USAGE = `Usage: node-tuning-advisor probe fsync --dir DIR [flags]
 
@@ -33,19 +35,16 @@ export function parseSize(text: string): number | undefined {
 
 type ProbeIo = Pick<Io, 'stdout' | 'stderr'> & Partial<Pick<Io, 'env'>>;
 
-function progressWriter(io: ProbeIo): ((done: number, total: number) => void) | undefined {
-  if ((io.stderr as { isTTY?: boolean }).isTTY !== true) return undefined;
-  return (done, total) => io.stderr.write(`\rfsync probe: ${done}/${total} writes (${Math.floor((100 * done) / total)} %)`);
-}
-
-export function formatProbeText(result: FsyncProbeResult): string {
-  if (!result.ok) return `fsync probe in ${result.dir} failed (${result.code}): ${result.reason}\n`;
+/** The result in lines that fit `width` (wrapped under their indent). */
+export function formatProbeText(result: FsyncProbeResult, width = PIPE_COLUMNS): string {
+  const fit = (indent: string, text: string) => hang(indent, text, width, indent.length + 2);
+  if (!result.ok) return `${fit('', `fsync probe in ${result.dir} failed (${result.code}): ${result.reason}`).join('\n')}\n`;
   const same = result.sameDeviceAsEtcd === null ? '' : result.sameDeviceAsEtcd ? ', same device as etcd' : ', NOT etcd\'s device';
   return [
-    `fsync probe in ${result.dir} (device ${result.device}${same}; preallocated with ${result.preallocation})`,
-    `  ${result.samples} × (write ${result.blockSize} B + fdatasync), ${result.bytesWritten} bytes in ${Math.round(result.wallMs)} ms`,
-    `  fdatasync p50 ${result.p50Ms} ms  p90 ${result.p90Ms} ms  p99 ${result.p99Ms} ms  p99.9 ${result.p999Ms} ms  max ${result.maxMs} ms`,
-    `  etcd wants p99 < 10 ms: ${result.p99Ms < 10 ? 'pass' : 'FAIL'}`,
+    ...fit('', `fsync probe in ${result.dir} (device ${result.device}${same}; preallocated with ${result.preallocation})`),
+    ...fit('  ', `${result.samples} × (write ${result.blockSize} B + fdatasync), ${result.bytesWritten} bytes in ${Math.round(result.wallMs)} ms`),
+    ...fit('  ', `fdatasync p50 ${result.p50Ms} ms · p90 ${result.p90Ms} ms · p99 ${result.p99Ms} ms · p99.9 ${result.p999Ms} ms · max ${result.maxMs} ms`),
+    ...fit('  ', `etcd wants p99 < 10 ms: ${result.p99Ms < 10 ? 'pass' : 'FAIL'}`),
     '',
   ].join('\n');
 }
@@ -72,13 +71,14 @@ export async function probeCommand(args: string[], io: ProbeIo): Promise<number>
   if (sizeBytes === undefined) throw new UsageError(`--size "${values.size}" is not a size (examples: 22MiB, 512KiB, 23068672)`);
   const blockSize = values['block-size'] === undefined ? DEFAULT_BLOCK_SIZE : Number(values['block-size']);
   if (!Number.isInteger(blockSize) || blockSize <= 0) throw new UsageError(`--block-size "${values['block-size']}" must be a positive whole number of bytes`);
-  const onProgress = progressWriter(io);
-  const result = await runFsyncProbe({ dir: values.dir, sizeBytes, blockSize, ...(onProgress ? { onProgress } : {}) });
-  if (onProgress) io.stderr.write('\r\x1b[K');
+  const progress = progressOnTerminal(io, 'fsync probe');
+  const result = await runFsyncProbe({ dir: values.dir, sizeBytes, blockSize, ...(progress ? { onProgress: progress.onProgress } : {}) });
+  progress?.finish();
+  const width = terminalWidth({ ...io, env: io.env ?? {} });
   if (output === 'json') io.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-  else if (result.ok) io.stdout.write(formatProbeText(result));
+  else if (result.ok) io.stdout.write(formatProbeText(result, width));
   if (!result.ok) {
-    io.stderr.write(formatProbeText(result));
+    io.stderr.write(formatProbeText(result, width));
     return EXIT_FINDINGS;
   }
   return EXIT_OK;

@@ -1,15 +1,17 @@
-import { stringify } from 'yaml';
 import { BUNDLED_RULES_DIR, formatRuleError, loadRules } from '../../rules/load.ts';
 import { loadRuleSet } from '../../scan.ts';
 import type { Condition } from '../../rules/schema.ts';
 import { isLeaf } from '../../rules/validate.ts';
 import { renderValue } from '../../rules/conditions.ts';
-import { EXIT_INPUT, EXIT_OK, oneOf, parseFlags, UsageError, type Io } from '../io.ts';
+import { hang, row } from '../../publish/terminal/layout.ts';
+import type { EffectiveRule } from '../../rules/engine.ts';
+import { EXIT_INPUT, EXIT_OK, oneOf, parseFlags, terminalWidth, UsageError, type Io } from '../io.ts';
 
 export const RULES_USAGE = `Usage:
   node-tuning-advisor rules lint [PATH...]      check rule files (the bundled ones plus PATHs)
-  node-tuning-advisor rules list [flags]        list the rules in effect
+  node-tuning-advisor rules list [flags]        list the rules in effect, each with its short fix
   node-tuning-advisor explain RULE-ID [flags]   show one rule: conditions, params, fix, references
+  node-tuning-advisor explain RULE-ID --host-root DIR   … and its finding on that host, with all evidence
 
 Flags (list, explain):
   --rules PATH          extra rule directory or file, repeatable
@@ -17,7 +19,7 @@ Flags (list, explain):
   --output FORMAT       list: table (default), json
 `;
 
-const selectionFlags = {
+export const selectionFlags = {
   rules: { type: 'string', multiple: true },
   'no-bundled-rules': { type: 'boolean' },
   output: { type: 'string', short: 'o' },
@@ -63,10 +65,22 @@ async function list(args: string[], io: Io): Promise<number> {
     io.stdout.write(`${JSON.stringify(rules, null, 2)}\n`);
     return EXIT_OK;
   }
-  const rows = [['ID', 'SCOPE', 'SEVERITY', 'WEIGHT', 'CATEGORY', 'TITLE'], ...rules.map((rule) => [rule.id, rule.scope ?? 'node', rule.severity, String(rule.weight), rule.category, rule.title])];
-  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
-  for (const row of rows) io.stdout.write(`${row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()}\n`);
+  io.stdout.write(`${listLines(rules, terminalWidth(io)).join('\n')}\n`);
   return EXIT_OK;
+}
+
+/** One line of columns per rule, then its title and short fix under it, wrapped to the width. */
+export function listLines(rules: EffectiveRule[], width: number): string[] {
+  const categoryWidth = Math.max(8, ...rules.map((rule) => rule.category.length));
+  // The id column takes what the other columns leave, up to the longest id.
+  const idWidth = Math.max(8, Math.min(width - (5 + 8 + 6 + categoryWidth + 4 * 2), Math.max(...rules.map((rule) => rule.id.length))));
+  const widths = [idWidth, 5, 8, 6, categoryWidth];
+  const lines = row(['ID', 'SCOPE', 'SEVERITY', 'WEIGHT', 'CATEGORY'], widths, width);
+  for (const rule of rules) {
+    lines.push(...row([rule.id, rule.scope ?? 'node', rule.severity, String(rule.weight), rule.category], widths, width));
+    lines.push(...hang('    ', `${rule.title} — fix: ${rule.remediation.summary}`, width));
+  }
+  return lines;
 }
 
 export function describeCondition(condition: Condition, indent = ''): string[] {
@@ -77,34 +91,4 @@ export function describeCondition(condition: Condition, indent = ''): string[] {
   if ('not' in condition) return [`${indent}not:`, ...describeCondition(condition.not, `${indent}  `)];
   const [key, parts] = 'all' in condition ? ['all of', condition.all] : ['any of', condition.any];
   return [`${indent}${key}:`, ...parts.flatMap((part) => describeCondition(part, `${indent}  `))];
-}
-
-export async function explainCommand(args: string[], io: Io): Promise<number> {
-  const { values, positionals } = parseFlags(args, selectionFlags, 'explain');
-  if (values.help || positionals.length === 0) {
-    io.stdout.write(RULES_USAGE);
-    return values.help ? EXIT_OK : EXIT_INPUT;
-  }
-  const rules = await loadRuleSet({ ruleLocations: values.rules ?? [], bundledRules: !values['no-bundled-rules'] });
-  const rule = rules.find((candidate) => candidate.id === positionals[0]);
-  if (!rule) throw new UsageError(`no rule "${positionals[0]}"; see: node-tuning-advisor rules list`);
-  const lines = [
-    `${rule.id} — ${rule.title}`,
-    `scope ${rule.scope ?? 'node'}${rule.scope === 'cluster' ? ' (checked by "report")' : ''}, severity ${rule.severity}, weight ${rule.weight}, category ${rule.category}; defined at ${rule.file}:${rule.line}`,
-    '',
-    ...(rule.appliesWhen ? ['Applies when:', ...describeCondition(rule.appliesWhen, '  ')] : ['Applies to every host.']),
-    'Fails when:',
-    ...describeCondition(rule.failsWhen, '  '),
-    ...(Object.keys(rule.params).length > 0 ? ['Params (override with kind: RuleOverrides):', ...stringify(rule.params).trimEnd().split('\n').map((line) => `  ${line}`)] : []),
-    `Observed: ${rule.observed}`,
-    `Expected: ${rule.expected}`,
-    '',
-    `Fix: ${rule.remediation.text.trim()}`,
-    ...(rule.remediation.commands ?? []).map((command) => `  $ ${command}`),
-    '',
-    'References:',
-    ...rule.references.map((reference) => `  ${[reference.seed ? `seed ${reference.seed}` : reference.url, reference.note].filter(Boolean).join(' — ')}`),
-  ];
-  io.stdout.write(`${lines.join('\n')}\n`);
-  return EXIT_OK;
 }

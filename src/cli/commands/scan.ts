@@ -1,10 +1,11 @@
 import { stringify } from 'yaml';
 import { renderMarkdown } from '../../publish/markdown.ts';
-import { renderTable } from '../../publish/table.ts';
+import { renderScanView } from '../../publish/terminal/scan-view.ts';
 import { runScan } from '../../scan.ts';
 import { collectorsWithProbe } from '../../collectors/index.ts';
 import type { Report, Severity } from '../../report/types.ts';
-import { EXIT_FINDINGS, EXIT_OK, listFlag, oneOf, parseFlags, useColor, type Io } from '../io.ts';
+import { EXIT_FINDINGS, EXIT_OK, listFlag, oneOf, parseFlags, terminalWidth, useColor, type Io } from '../io.ts';
+import { progressOnTerminal } from '../progress.ts';
 
 export const SCAN_USAGE = `Usage: node-tuning-advisor scan [flags]
 
@@ -15,7 +16,9 @@ Flags:
   --rules PATH           extra rule directory or file; repeatable; may override bundled rules
   --no-bundled-rules     use only the --rules given
   --only IDS             evaluate only these rule ids (comma-separated, repeatable)
-  --output FORMAT        table (default), json, yaml, markdown
+  --output FORMAT        table (default: what to fix, fits the terminal), json, yaml, markdown
+  -v, --verbose          table: also every evidence fact with its source, the full fix, references
+  --all                  table: list passing and not-applicable rules one by one
   --fail-on LEVEL        exit 1 when a rule fails at or above: warning, critical (default), never
   --node-name NAME       node name in the report (default: $NODE_NAME, then the host name)
   --probe                also time fdatasync in etcd's data dir (~22 MiB of writes, a few seconds)
@@ -28,11 +31,11 @@ const OUTPUTS = ['table', 'json', 'yaml', 'markdown'] as const;
 const FAIL_ON = ['warning', 'critical', 'never'] as const;
 const RANK: Record<Severity, number> = { info: 0, warning: 1, critical: 2 };
 
-export function renderReport(report: Report, output: (typeof OUTPUTS)[number], io: Io): string {
+export function renderReport(report: Report, output: (typeof OUTPUTS)[number], io: Io, view: { verbose?: boolean; all?: boolean; hostRoot?: string } = {}): string {
   if (output === 'json') return `${JSON.stringify(report, null, 2)}\n`;
   if (output === 'yaml') return stringify(report, { lineWidth: 0 });
   if (output === 'markdown') return renderMarkdown(report);
-  return renderTable(report, { color: useColor(io), width: io.stdout.columns ?? 160 });
+  return renderScanView(report, { color: useColor(io), width: terminalWidth(io), ...view });
 }
 
 export function exitCodeFor(report: Report, failOn: (typeof FAIL_ON)[number]): number {
@@ -40,12 +43,6 @@ export function exitCodeFor(report: Report, failOn: (typeof FAIL_ON)[number]): n
   const threshold = RANK[failOn];
   const failing = report.findings.some((finding) => finding.status === 'fail' && RANK[finding.severity] >= threshold);
   return failing ? EXIT_FINDINGS : EXIT_OK;
-}
-
-/** A one-line progress indicator for `scan --probe`, on a terminal only. */
-function probeProgress(io: Io): { onProgress?: (done: number, total: number) => void } {
-  if ((io.stderr as { isTTY?: boolean }).isTTY !== true) return {};
-  return { onProgress: (done, total) => io.stderr.write(`\rprobing etcd's disk: ${Math.floor((100 * done) / total)} %`) };
 }
 
 export async function scanCommand(args: string[], io: Io): Promise<number> {
@@ -60,6 +57,8 @@ export async function scanCommand(args: string[], io: Io): Promise<number> {
       'fail-on': { type: 'string' },
       'node-name': { type: 'string' },
       probe: { type: 'boolean' },
+      verbose: { type: 'boolean', short: 'v' },
+      all: { type: 'boolean' },
     },
     'scan',
   );
@@ -69,15 +68,17 @@ export async function scanCommand(args: string[], io: Io): Promise<number> {
   }
   const output = oneOf('--output', values.output, OUTPUTS, 'table');
   const failOn = oneOf('--fail-on', values['fail-on'], FAIL_ON, 'critical');
+  const progress = values.probe ? progressOnTerminal(io, "probing etcd's disk") : undefined;
   const report = await runScan({
     hostRoot: values['host-root'] as string,
     ruleLocations: values.rules ?? [],
     bundledRules: !values['no-bundled-rules'],
     only: listFlag(values.only),
     nodeName: values['node-name'] ?? io.env.NODE_NAME,
-    ...(values.probe ? { collectors: collectorsWithProbe(probeProgress(io)) } : {}),
+    ...(values.probe ? { collectors: collectorsWithProbe(progress ? { onProgress: progress.onProgress } : {}) } : {}),
   });
-  if (values.probe && (io.stderr as { isTTY?: boolean }).isTTY) io.stderr.write('\r\x1b[K');
-  io.stdout.write(renderReport(report, output, io));
+  progress?.finish();
+  const view = { verbose: values.verbose === true, all: values.all === true, hostRoot: values['host-root'] as string };
+  io.stdout.write(renderReport(report, output, io, view));
   return exitCodeFor(report, failOn);
 }

@@ -1,0 +1,44 @@
+// `kubectl node-tuning …`: kubectl runs `kubectl-node_tuning` from the PATH with the arguments after
+// the plugin name. Only argument translation: each subcommand is the CLI command of the same name.
+import { EXIT_INPUT, EXIT_OK, UsageError, type Io } from '../io.ts';
+import { explainCommand } from './explain.ts';
+import { scanCommand } from './scan.ts';
+
+export const PLUGIN = 'kubectl node-tuning';
+
+export const PLUGIN_USAGE = `Usage: ${PLUGIN} <command> [flags]
+
+node-tuning-advisor as a kubectl plugin: what the agents published on the nodes, and this machine's scan.
+
+Commands:
+  report            every node's score and failing rules, worst first, plus the cluster checks
+  describe NODE     one node's findings (its annotations) and the agent's Events about it
+  scan              check this machine (run it on a node) against the rules
+  explain RULE      what a rule checks, its parameters, fix and references
+  version           the plugin's version
+
+Flags (report, describe): --kubeconfig FILE, --context NAME (as kubectl; $KUBECONFIG is read too),
+-o/--output table|json|yaml. Each command's own flags: ${PLUGIN} <command> --help.
+`;
+
+const KUBE_FLAG = /^--(kubeconfig|context)(=|$)/;
+
+export async function kubectlPluginCommand(args: string[], io: Io): Promise<number> {
+  const [sub, ...rest] = args;
+  switch (sub) {
+    // As in the CLI's command table: the Kubernetes client loads only for the commands that use it.
+    case 'report': return (await import('./report.ts')).reportCommand(rest, io);
+    case 'describe': return (await import('./describe.ts')).describeCommand(rest, io, PLUGIN);
+    case 'explain': return explainCommand(rest, io);
+    case 'scan': {
+      const flag = rest.find((arg) => KUBE_FLAG.test(arg));
+      if (flag) throw new UsageError(`scan reads this machine, not a cluster, so ${flag.split('=')[0]} does not apply: run it on the node, or see what the node's agent published with "${PLUGIN} describe NODE"`);
+      return scanCommand(rest, io);
+    }
+    case undefined: case '-h': case '--help': case 'help':
+      io.stdout.write(PLUGIN_USAGE);
+      return sub === undefined ? EXIT_INPUT : EXIT_OK;
+    default:
+      throw new UsageError(`unknown command "${sub}": use report, describe NODE, scan or explain RULE (${PLUGIN} --help)`);
+  }
+}

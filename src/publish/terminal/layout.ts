@@ -1,0 +1,150 @@
+// Text layout for the terminal: display width, word wrap with a hanging indent (never mid-word
+// unless one word is wider than the line), clipping to a number of lines, columns that wrap.
+
+// East Asian wide and fullwidth characters and emoji take two columns; combining marks none.
+const WIDE = /[\u1100-\u115F\u2E80-\u303E\u3041-\u33FF\u3400-\u4DBF\u4E00-\u9FFF\uA000-\uA4CF\uAC00-\uD7A3\uF900-\uFAFF\uFE30-\uFE4F\uFF00-\uFF60\uFFE0-\uFFE6\u{1F300}-\u{1F64F}\u{1F900}-\u{1F9FF}\u{20000}-\u{3FFFD}]/u;
+const ZERO_WIDTH = /[\p{Mn}\p{Me}\u200B-\u200F]/u;
+
+export function displayWidth(text: string): number {
+  let columns = 0;
+  for (const char of text) columns += ZERO_WIDTH.test(char) ? 0 : WIDE.test(char) ? 2 : 1;
+  return columns;
+}
+
+export function padEnd(text: string, columns: number): string {
+  return text + ' '.repeat(Math.max(0, columns - displayWidth(text)));
+}
+
+/** The first characters of `text` that fit in `columns`. */
+function take(text: string, columns: number): string {
+  let out = '';
+  let used = 0;
+  for (const char of text) {
+    const w = displayWidth(char);
+    if (used + w > columns) break;
+    out += char;
+    used += w;
+  }
+  return out;
+}
+
+/** A word wider than the line breaks after a "/", ",", "=", "&", "-", "_" or ":" where one fits, else at the width. */
+function breakWord(word: string, columns: number): string[] {
+  const pieces: string[] = [];
+  let rest = word;
+  while (displayWidth(rest) > columns) {
+    const head = take(rest, columns);
+    const at = Math.max(...['/', ',', '=', '&', '-', '_', ':'].map((c) => head.lastIndexOf(c)));
+    const cut = at >= columns / 3 ? at + 1 : head.length;
+    pieces.push(rest.slice(0, cut));
+    rest = rest.slice(cut);
+  }
+  if (rest) pieces.push(rest);
+  return pieces;
+}
+
+/** Words of `text` in lines of at most `columns`. */
+export function wrap(text: string, columns: number): string[] {
+  const width = Math.max(1, columns);
+  const lines: string[] = [];
+  let current = '';
+  for (const word of text.split(/\s+/).filter(Boolean)) {
+    if (displayWidth(word) > width) {
+      // Its own lines: the pieces of one word must not be joined by spaces.
+      if (current) lines.push(current);
+      const pieces = breakWord(word, width);
+      lines.push(...pieces.slice(0, -1));
+      current = pieces.at(-1) as string;
+    } else if (current && displayWidth(current) + 1 + displayWidth(word) > width) {
+      lines.push(current);
+      current = word;
+    } else current = current ? `${current} ${word}` : word;
+  }
+  if (current) lines.push(current);
+  return lines;
+}
+
+/** `prefix` then `text` wrapped to `width`, continuation lines indented to the prefix's width. */
+export function hang(prefix: string, text: string, width: number, indent = displayWidth(prefix)): string[] {
+  const lines = wrap(text, width - indent);
+  if (lines.length === 0) return [prefix.trimEnd()];
+  return lines.map((line, i) => (i === 0 ? prefix : ' '.repeat(indent)) + line);
+}
+
+/** At most `max` lines; the last one kept ends in "…" when lines were dropped. */
+export function clip(lines: string[], max: number, width: number): string[] {
+  if (lines.length <= max) return lines;
+  const kept = lines.slice(0, max);
+  let last = kept[max - 1] as string;
+  while (displayWidth(`${last}…`) > width && last.includes(' ')) last = last.slice(0, last.lastIndexOf(' '));
+  kept[max - 1] = `${last}…`;
+  return kept;
+}
+
+/**
+ * One row of columns, each cell wrapped inside its width; the last column takes what is left.
+ * Returns as many lines as the tallest cell needs.
+ */
+export function row(cells: string[], widths: number[], width: number, gap = 2): string[] {
+  const lastStart = widths.slice(0, cells.length - 1).reduce((sum, w) => sum + w + gap, 0);
+  const lastWidth = Math.max(8, width - lastStart);
+  const wrapped = cells.map((cell, i) => wrap(cell, i === cells.length - 1 ? lastWidth : (widths[i] as number)));
+  const height = Math.max(1, ...wrapped.map((lines) => lines.length));
+  const lines: string[] = [];
+  for (let n = 0; n < height; n++) {
+    let line = '';
+    wrapped.forEach((cellLines, i) => {
+      const text = cellLines[n] ?? '';
+      line = i === cells.length - 1 ? line + text : line + padEnd(text, (widths[i] as number) + gap);
+    });
+    lines.push(line.trimEnd());
+  }
+  return lines;
+}
+
+/**
+ * A shell command within `width`. Too long: a trailing "# comment" goes on its own line under it,
+ * and a command still too long breaks at spaces outside quotes with " \" so it still pastes.
+ */
+export function commandLines(command: string, width: number, prompt = '$ '): string[] {
+  if (displayWidth(prompt + command) <= width) return [prompt + command];
+  const comment = /^(.*?)\s{2,}(#.*)$/.exec(command);
+  const body = comment ? (comment[1] as string) : command;
+  const below = comment ? hang('  # ', (comment[2] as string).replace(/^#\s*/, ''), width) : [];
+  const lines: string[] = [];
+  let current = prompt;
+  let empty = true;
+  for (const word of splitUnquoted(body)) {
+    const candidate = empty ? current + word : `${current} ${word}`;
+    // Room for the trailing backslash a further break would need.
+    if (!empty && displayWidth(candidate) + 2 > width) {
+      lines.push(`${current} \\`);
+      current = `    ${word}`;
+    } else current = candidate;
+    empty = false;
+  }
+  lines.push(current, ...below);
+  // A single word wider than the line (a long path) still has to break somewhere.
+  return lines.flatMap((line) => (displayWidth(line) > width ? hang(/^ */.exec(line)?.[0] ?? '', line.trimStart(), width) : [line]));
+}
+
+/** Words split at spaces outside single and double quotes. */
+function splitUnquoted(text: string): string[] {
+  const words: string[] = [];
+  let current = '';
+  let quote: string | undefined;
+  for (const char of text) {
+    if (quote) {
+      if (char === quote) quote = undefined;
+      current += char;
+    } else if (char === '"' || char === "'") {
+      quote = char;
+      current += char;
+    } else if (char === ' ') {
+      if (current) words.push(current);
+      current = '';
+    } else current += char;
+  }
+  if (current) words.push(current);
+  return words;
+}

@@ -1,0 +1,172 @@
+// The kubectl plugin as a user gets it: `npm pack` of this repository, installed into a clean
+// prefix, found by the real kubectl on the PATH, run against the real API server. The installed
+// package must run the compiled bundle: Node refuses to strip types under node_modules.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { cp as copy, mkdir, mkdtemp, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { parse } from 'yaml';
+import { ControlPlane, realServerTier } from '../helpers/control-plane.ts';
+import { fixtureHost } from '../helpers/fixtures.ts';
+import { createReadyNode } from '../helpers/kube-objects.ts';
+import { requireTool, toolPath } from '../helpers/tools.ts';
+
+const run = promisify(execFile);
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const NODE = 'plug-failing';
+
+interface Ran {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** The files `npm pack` needs to build the bundle (prepack), in a copy of their own: two suites may run at once. */
+async function projectCopy(dir: string): Promise<string> {
+  const app = path.join(dir, 'app');
+  await mkdir(app);
+  for (const entry of ['package.json', 'package-lock.json', 'README.md', 'bin', 'scripts', 'src', 'rules']) {
+    await copy(path.join(ROOT, entry), path.join(app, entry), { recursive: true });
+  }
+  await symlink(path.join(ROOT, 'node_modules'), path.join(app, 'node_modules'));
+  return app;
+}
+
+async function files(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true, recursive: true });
+  return entries.filter((e) => e.isFile()).map((e) => path.relative(dir, path.join(e.parentPath, e.name)));
+}
+
+describe('kubectl node-tuning, installed from npm pack into a clean prefix', realServerTier(), () => {
+  let work: string;
+  let prefix: string;
+  let tarball: string;
+  let cp: ControlPlane;
+  let kubeconfig: string;
+  let env: NodeJS.ProcessEnv;
+
+  /** A command of the installed package (or kubectl), with only the PATH and HOME we give it. */
+  async function sh(command: string, args: string[], extra: NodeJS.ProcessEnv = {}): Promise<Ran> {
+    try {
+      const { stdout, stderr } = await run(command, args, { env: { ...env, ...extra }, encoding: 'utf8', timeout: 60_000 });
+      return { code: 0, stdout, stderr };
+    } catch (error) {
+      const e = error as { code?: number | string; stdout?: string; stderr?: string };
+      return { code: typeof e.code === 'number' ? e.code : -1, stdout: e.stdout ?? '', stderr: e.stderr ?? String(error) };
+    }
+  }
+
+  before(async () => {
+    work = await mkdtemp(path.join(tmpdir(), 'nta-plugin-'));
+    const app = await projectCopy(work);
+    const packed = await run('npm', ['pack', '--pack-destination', work, '--silent'], { cwd: app, encoding: 'utf8', timeout: 120_000 });
+    tarball = path.join(work, packed.stdout.trim().split('\n').at(-1) as string);
+    prefix = path.join(work, 'prefix');
+    await run('npm', ['install', '--global', '--prefix', prefix, tarball, '--offline', '--no-audit', '--no-fund'], { encoding: 'utf8', timeout: 120_000 });
+    // Node 24 (the one running this test) on the PATH, as an operator's machine would have it; no ~/.kube of this machine.
+    env = { PATH: [path.join(prefix, 'bin'), path.dirname(process.execPath), '/usr/local/bin', '/usr/bin', '/bin'].join(':'), HOME: work, COLUMNS: '80' };
+    cp = await ControlPlane.start();
+    // Two contexts: the current one points nowhere, so only --context reaches the cluster.
+    const admin = await readFile(cp.kubeconfig, 'utf8');
+    kubeconfig = path.join(work, 'two-contexts.kubeconfig');
+    await writeFile(kubeconfig, `${admin
+      .replace('clusters:\n', 'clusters:\n- name: elsewhere\n  cluster: {server: "https://127.0.0.1:1"}\n')
+      .replace('contexts:\n', 'contexts:\n- name: elsewhere\n  context: {cluster: elsewhere, user: admin}\n')
+      .replace(/current-context: .*/, 'current-context: elsewhere')}`, { mode: 0o600 });
+    // The agent takes the kubelet's version from the Node: seed 000 ran kubelet 1.20.2.
+    await createReadyNode(cp, NODE, { kubeletVersion: 'v1.20.2' });
+  });
+  after(async () => {
+    await cp?.stop();
+    if (work) await rm(work, { recursive: true, force: true });
+  });
+
+  test('the tarball ships the bundle and the rules, no TypeScript; the install has no npm dependencies', async (t) => {
+    const tar = requireTool(t, 'tar', 'tar');
+    if (!tar) return;
+    const listed = (await run(tar, ['-tzf', tarball], { encoding: 'utf8' })).stdout.trim().split('\n');
+    assert.ok(listed.every((f) => !f.endsWith('.ts')), listed.join('\n'));
+    for (const f of ['dist/bundle/node-tuning-advisor.mjs', 'dist/bundle/kubectl-node_tuning.mjs', 'dist/bundle/fsync-worker.mjs', 'rules/host.yaml', 'package.json']) {
+      assert.ok(listed.includes(`package/${f}`), f);
+    }
+    const installed = await files(path.join(prefix, 'lib', 'node_modules', 'node-tuning-advisor'));
+    assert.ok(!installed.some((f) => f.startsWith('node_modules')), 'bundled: nothing to install beside it');
+    const version = await sh('node-tuning-advisor', ['--version']);
+    assert.match(version.stdout, /^node-tuning-advisor \d+\.\d+\.\d+ \(Node v24\./);
+  });
+
+  test('kubectl finds the plugin on the PATH; its probe worker runs from node_modules', async (t) => {
+    const kubectl = toolPath('kubectl') ?? requireTool(t, 'kubectl', 'kubernetes-client');
+    if (!kubectl) return;
+    const list = await sh(kubectl, ['plugin', 'list']);
+    assert.match(list.stdout, new RegExp(`${path.join(prefix, 'bin', 'kubectl-node_tuning')}$`, 'm'), list.stdout + list.stderr);
+    assert.match((await sh(kubectl, ['node-tuning', 'version'])).stdout, /^node-tuning-advisor \d+\.\d+\.\d+/);
+    const probeDir = path.join(work, 'probe');
+    await mkdir(probeDir);
+    const probe = await sh('node-tuning-advisor', ['probe', 'fsync', '--dir', probeDir, '--size', '64KiB', '-o', 'json']);
+    assert.equal(probe.code, 0, probe.stderr);
+    assert.equal(JSON.parse(probe.stdout).ok, true);
+  });
+
+  test('kubectl node-tuning describe NODE: --kubeconfig, --context, $KUBECONFIG, -o json|yaml, and the terminal view', async (t) => {
+    const kubectl = toolPath('kubectl') ?? requireTool(t, 'kubectl', 'kubernetes-client');
+    if (!kubectl) return;
+    const agent = await sh('node-tuning-advisor', ['agent', '--kubeconfig', cp.kubeconfig, '--node-name', NODE, '--host-root', fixtureHost('seed-000-before'), '--once']);
+    assert.equal(agent.code, 0, agent.stderr);
+
+    const wrongContext = await sh(kubectl, ['node-tuning', 'describe', NODE, '--kubeconfig', kubeconfig]);
+    assert.equal(wrongContext.code, 2, 'the current context points nowhere');
+    assert.match(wrongContext.stderr, /^kubectl node-tuning describe: cannot read node plug-failing: /);
+
+    const view = await sh(kubectl, ['node-tuning', 'describe', NODE, '--kubeconfig', kubeconfig, '--context', 'admin@envtest']);
+    assert.equal(view.code, 1, `rules fail on the node: ${view.stderr}`);
+    const lines = view.stdout.trimEnd().split('\n');
+    for (const line of lines) assert.ok([...line].length <= 80, line);
+    assert.match(lines[0] as string, /^node plug-failing · score \d+\/100, grade F · worker · as its agent published it$/);
+    assert.match(view.stdout, /^FAIL {5}warning {3}kubelet-api-qps +Kubelet's API client limit/m);
+    assert.match(view.stdout, /^ {2}fix {4}raise kubeAPIQPS\/kubeAPIBurst to 170\/220$/m);
+    assert.match(view.stdout, /^UNKNOWN {2}warning {3}kernel-tick-rate +Kernel timer tick below 1000 Hz\n {2}reason kernel\.hz unknown: no kernel config/m);
+    assert.match(view.stdout, /^Events \(node-tuning-advisor, newest first\)\n {2}\d+s +Warning +TuningRecommendation +(WARN|INFO) /m);
+
+    const json = await sh(kubectl, ['node-tuning', 'describe', NODE, '--context', 'admin@envtest', '-o', 'json'], { KUBECONFIG: kubeconfig });
+    const advice = JSON.parse(json.stdout);
+    assert.deepEqual([advice.kind, advice.node, advice.report.counts.fail], ['NodeAdvice', NODE, 4]);
+    assert.ok((lines[0] as string).includes(`score ${advice.report.score}/100`));
+    assert.equal(advice.findings.length, advice.report.counts.fail + advice.report.counts.unknown);
+    assert.equal(advice.events.length, 4);
+    assert.ok(advice.events.every((e: { reason: string; type: string }) => e.reason === 'TuningRecommendation' && e.type === 'Warning'));
+    const yaml = parse((await sh(kubectl, ['node-tuning', 'describe', NODE, '--context', 'admin@envtest', '--output', 'yaml'], { KUBECONFIG: kubeconfig })).stdout);
+    assert.deepEqual(yaml.findings, advice.findings);
+
+    const noContext = await sh(kubectl, ['node-tuning', 'describe', NODE, '--kubeconfig', kubeconfig, '--context', 'nope']);
+    assert.equal(noContext.code, 2);
+    assert.match(noContext.stderr, /--context nope: no such context in --kubeconfig \S+ \(it has: elsewhere, admin@envtest\)/);
+    const missing = await sh(kubectl, ['node-tuning', 'describe', 'no-such-node', '--kubeconfig', cp.kubeconfig]);
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /no node "no-such-node"; see: kubectl get nodes/);
+  });
+
+  test('kubectl node-tuning report and scan', async (t) => {
+    const kubectl = toolPath('kubectl') ?? requireTool(t, 'kubectl', 'kubernetes-client');
+    if (!kubectl) return;
+    const report = await sh(kubectl, ['node-tuning', 'report', '--kubeconfig', kubeconfig, '--context', 'admin@envtest', '-o', 'yaml', '--fail-on', 'never']);
+    assert.equal(report.code, 0, report.stderr);
+    assert.equal(parse(report.stdout).kind, 'ClusterReport');
+    const table = await sh(kubectl, ['node-tuning', 'report', '--context', 'admin@envtest', '--fail-on', 'never'], { KUBECONFIG: kubeconfig });
+    for (const line of table.stdout.trimEnd().split('\n')) assert.ok([...line].length <= 80, line);
+
+    const scan = await sh(kubectl, ['node-tuning', 'scan', '--host-root', fixtureHost('seed-000-after'), '-o', 'json', '--fail-on', 'never']);
+    assert.equal(scan.code, 0, scan.stderr);
+    assert.equal(JSON.parse(scan.stdout).node, 'master1');
+    const misplaced = await sh(kubectl, ['node-tuning', 'scan', '--kubeconfig', kubeconfig]);
+    assert.equal(misplaced.code, 2);
+    assert.match(misplaced.stderr, /scan reads this machine, not a cluster, so --kubeconfig does not apply/);
+    const unknown = await sh(kubectl, ['node-tuning', 'nodes']);
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.stderr, /unknown command "nodes": use report, describe NODE, scan or explain RULE/);
+  });
+});

@@ -1,0 +1,47 @@
+// Runs the CLI in a real pseudo-terminal of a given width: util-linux `script` allocates the pty,
+// `stty cols N` sizes it, so the CLI sees isTTY and columns exactly as in an operator's terminal.
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { TestContext } from 'node:test';
+import { requireTool } from './tools.ts';
+
+const BIN = fileURLToPath(new URL('../../bin/node-tuning-advisor.js', import.meta.url));
+const quote = (arg: string) => `'${arg.replaceAll("'", "'\\''")}'`;
+
+export interface TerminalRun {
+  code: number;
+  /** Everything the terminal received (stdout and stderr), "\r\n" turned into "\n". */
+  raw: string;
+  /** The screen's lines without colour codes. */
+  lines: string[];
+}
+
+const ANSI = /\u001b\[[0-9;?]*[A-Za-z]/g;
+
+export function stripAnsi(text: string): string {
+  return text.replace(ANSI, '');
+}
+
+/** Display columns of a plain line (our output has no wide characters; every code point is one column). */
+export function columnsOf(line: string): number {
+  return [...line].length;
+}
+
+/** Undefined after skipping the test (locally) when `script` is missing; under CI=true that fails. */
+export async function cliInTerminal(t: TestContext, args: string[], columns: number, env: NodeJS.ProcessEnv = {}): Promise<TerminalRun | undefined> {
+  const script = requireTool(t, 'script', 'bsdutils');
+  if (!script) return undefined;
+  const command = `stty cols ${columns} rows 200; exec ${[process.execPath, BIN, ...args].map(quote).join(' ')}`;
+  const child = spawn(script, ['-q', '-e', '-c', command, '/dev/null'], {
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, TERM: 'xterm-256color', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const chunks: Buffer[] = [];
+  child.stdout.on('data', (c: Buffer) => chunks.push(c));
+  child.stderr.on('data', (c: Buffer) => chunks.push(c));
+  const code = await new Promise<number>((resolve) => child.on('close', (c) => resolve(c ?? 1)));
+  const raw = Buffer.concat(chunks).toString('utf8').replaceAll('\r\n', '\n');
+  const lines = stripAnsi(raw).split('\n');
+  if (lines.at(-1) === '') lines.pop();
+  return { code, raw, lines };
+}
