@@ -35,7 +35,7 @@ function factsOn(node: Obj): { facts: Partial<Record<PublishedFact, RecordedFact
   if (parsed.state === 'unreadable') return { facts: {}, missing: `${name}: ${parsed.reason}` };
   const facts: Partial<Record<PublishedFact, RecordedFact>> = {};
   for (const [key, fact] of Object.entries(parsed.facts) as [PublishedFact, NonNullable<(typeof parsed.facts)[PublishedFact]>][]) {
-    facts[key] = 'unknown' in fact ? { unknown: `the agent on ${name} could not tell: ${fact.unknown}` } : { value: fact.value, from: name };
+    facts[key] = 'unknown' in fact ? { unknown: `the agent on ${name} could not tell (its report says why: node-tuning-advisor describe ${name})` } : { value: fact.value, from: name };
   }
   return { facts, missing: `the agent on ${name} does not publish it` };
 }

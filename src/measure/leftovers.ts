@@ -5,7 +5,7 @@
 import type { KubeClient } from '../kube/client.ts';
 import { KubeError } from '../kube/errors.ts';
 import { NAMESPACES } from '../kube/resources.ts';
-import { EXPIRES_ANNOTATION, MEASURE_SELECTOR, NODE_ANNOTATION, STARTED_ANNOTATION, STARTED_BY_ANNOTATION } from './objects.ts';
+import { EXPIRES_ANNOTATION, MEASURE_SELECTOR, NAMESPACE_PREFIX, NODE_ANNOTATION, STARTED_ANNOTATION, STARTED_BY_ANNOTATION } from './objects.ts';
 import { explainApiFailure } from './preflight.ts';
 
 type Obj = Record<string, any>;
@@ -41,7 +41,9 @@ export async function findEarlierRuns(client: KubeClient, signal?: AbortSignal):
   } catch (err) {
     throw explainApiFailure(err);
   }
-  return items.slice(0, 200).map((ns) => {
+  // A label is all it takes to be listed: only names this command generates count as its runs, so
+  // labelling another namespace cannot get it deleted.
+  return items.slice(0, 200).filter((ns) => String(ns.metadata?.name).startsWith(NAMESPACE_PREFIX)).map((ns) => {
     const a: Record<string, unknown> = ns.metadata?.annotations ?? {};
     return {
       namespace: String(ns.metadata.name),

@@ -25,7 +25,7 @@ export type PublishedFact = (typeof PUBLISHED_FACTS)[number];
 /** A fact as published: its value (null = looked, there is none), or that the agent could not tell. */
 export type PublishedValue = { value: string | number | null | string[] } | { unknown: string };
 
-const UNKNOWN = 'the agent could not tell (its report on the node says why)';
+const UNKNOWN = 'the agent could not tell';
 const SINGLE: [string, PublishedFact][] = [['hz', 'kernel.hz'], ['gov', 'cpu.governor'], ['tuned', 'tuned.loadedProfiles']];
 const PAIRS: [string, PublishedFact, PublishedFact][] = [
   ['kubelet', 'kubelet.kubeAPIQPS', 'kubelet.kubeAPIBurst'],

@@ -8,17 +8,15 @@ import type { PublishedFact } from './fact-annotation.ts';
 import { STARTUP_PHASES } from '../workload/snapshot.ts';
 import { displayWidth, hang } from './terminal/layout.ts';
 
-export const FACT_LABELS: Record<PublishedFact, string> = {
-  'kernel.hz': 'CONFIG_HZ',
-  'cpu.governor': 'CPU governor',
-  'tuned.loadedProfiles': 'tuned profile',
-  'kubelet.kubeAPIQPS': 'kubelet QPS',
-  'kubelet.kubeAPIBurst': 'kubelet burst',
-  'scheduler.kubeAPIQPS': 'scheduler QPS',
-  'scheduler.kubeAPIBurst': 'scheduler burst',
-  'controllerManager.kubeAPIQPS': 'controller-manager QPS',
-  'controllerManager.kubeAPIBurst': 'controller-manager burst',
-};
+/** How people name the settings; client QPS and burst read as one pair ("kubelet QPS/burst 50/100"). */
+const FACT_GROUPS: { label: string; facts: PublishedFact[] }[] = [
+  { label: 'CONFIG_HZ', facts: ['kernel.hz'] },
+  { label: 'CPU governor', facts: ['cpu.governor'] },
+  { label: 'tuned profile', facts: ['tuned.loadedProfiles'] },
+  { label: 'kubelet QPS/burst', facts: ['kubelet.kubeAPIQPS', 'kubelet.kubeAPIBurst'] },
+  { label: 'scheduler QPS/burst', facts: ['scheduler.kubeAPIQPS', 'scheduler.kubeAPIBurst'] },
+  { label: 'controller-manager QPS/burst', facts: ['controllerManager.kubeAPIQPS', 'controllerManager.kubeAPIBurst'] },
+];
 
 /** 340 ms, 1.85 s, 12.3 s, 2m05s. */
 export function formatMs(ms: number | null): string {
@@ -81,16 +79,20 @@ function slowestRows(m: Measurement): string[][] {
   return m.slowest.map((s) => [s.pod, formatMs(s.phases.total), formatMs(s.phases.scheduling), formatMs(s.phases.initialization), formatMs(s.phases.creation), formatMs(s.phases.readiness)]);
 }
 
+/** A group's values as one text ("50/100"; "?" for an unknown part). */
+function groupText(facts: Record<PublishedFact, RecordedFact>, group: PublishedFact[]): string {
+  return group.map((k) => ('value' in facts[k] ? factText(facts[k]) : '?')).join('/');
+}
+
 function factsLines(m: Measurement, width: number): string[] {
   const a = m.advisor;
   const score = a.state === 'ok' ? `advisor score ${a.score}/100 (grade ${a.grade})` : a.state === 'none' ? 'no advisor report on it (agent not running there?)' : `advisor report unreadable: ${a.problem}`;
-  const entries = Object.entries(a.facts) as [PublishedFact, RecordedFact][];
-  const known = entries.filter(([, f]) => 'value' in f).map(([k, f]) => `${FACT_LABELS[k]} ${factText(f)}`);
-  const unknown = entries.filter(([, f]) => !('value' in f));
-  const reasons = [...new Set(unknown.map(([, f]) => ('unknown' in f ? f.unknown : '')))];
+  const known = FACT_GROUPS.filter((g) => g.facts.some((k) => 'value' in a.facts[k])).map((g) => `${g.label} ${groupText(a.facts, g.facts)}`);
+  const unknown = FACT_GROUPS.filter((g) => g.facts.every((k) => !('value' in a.facts[k])));
+  const reasons = [...new Set(unknown.flatMap((g) => g.facts.map((k) => { const f = a.facts[k]; return 'unknown' in f ? f.unknown : ''; })))];
   const lines = hang('', `Node ${m.node} when measured: ${score}`, width, 2);
   if (known.length > 0) lines.push(...hang('  ', known.join(' · '), width, 4));
-  if (unknown.length > 0) lines.push(...hang('  ', `unknown: ${unknown.map(([k]) => FACT_LABELS[k]).join(', ')} (${reasons.join('; ')})`, width, 4));
+  if (unknown.length > 0) lines.push(...hang('  ', `unknown: ${unknown.map((g) => g.label).join(', ')} (${reasons.join('; ')})`, width, 4));
   return lines;
 }
 
@@ -124,8 +126,14 @@ function changeRows(c: Comparison): string[][] {
   return c.phases.map((p: PhaseChange) => [p.phase, changeCell(p.before.p50Ms, p.after.p50Ms, p.p50ChangePct), changeCell(p.before.p99Ms, p.after.p99Ms, p.p99ChangePct), p.verdict]);
 }
 
-function factChangeText(f: FactChange): string {
-  return f.changed === true ? `${FACT_LABELS[f.fact]} ${factText(f.before)} → ${factText(f.after)}` : `${FACT_LABELS[f.fact]} ${factText(f.after)}`;
+/** Per group: changed when any part changed, unknown when no part is known on both sides. */
+function groupChanges(c: Comparison): { label: string; state: 'changed' | 'same' | 'unknown'; text: string }[] {
+  return FACT_GROUPS.map((g) => {
+    const changes = g.facts.map((k) => c.facts.find((f) => f.fact === k) as FactChange);
+    const side = (which: 'before' | 'after') => changes.map((f) => ('value' in f[which] ? factText(f[which]) : '?')).join('/');
+    const state = changes.some((f) => f.changed === true) ? 'changed' : changes.every((f) => f.changed === 'unknown') ? 'unknown' : 'same';
+    return { label: g.label, state, text: state === 'changed' ? `${g.label} ${side('before')} → ${side('after')}` : `${g.label} ${side('after')}` };
+  });
 }
 
 function sloSide(side: Comparison['before']): string {
@@ -133,9 +141,10 @@ function sloSide(side: Comparison['before']): string {
 }
 
 function comparisonSummary(c: Comparison): string[] {
-  const changed = c.facts.filter((f) => f.changed === true).map(factChangeText);
-  const same = c.facts.filter((f) => f.changed === false).map(factChangeText);
-  const unknown = c.facts.filter((f) => f.changed === 'unknown').map((f) => FACT_LABELS[f.fact]);
+  const groups = groupChanges(c);
+  const changed = groups.filter((g) => g.state === 'changed').map((g) => g.text);
+  const same = groups.filter((g) => g.state === 'same').map((g) => g.text);
+  const unknown = groups.filter((g) => g.state === 'unknown').map((g) => g.label);
   const lines = [`SLO: ${sloSide(c.before)} → ${sloSide(c.after)}`];
   lines.push(`Changed between the runs: ${changed.length > 0 ? changed.join('; ') : 'none of the recorded settings'}`);
   if (same.length > 0) lines.push(`Unchanged: ${same.join('; ')}`);

@@ -112,7 +112,7 @@ describe('measure pod-startup on a real control plane: the test plays the kubele
         assert.deepEqual(c.caveats, []);
         const text = renderComparisonText(compareMeasurements(await readMeasurement(path.join(tmp, 'before.json')), second.json), 'before.json', 200);
         assert.match(text, /creation +4\.00 s → 1\.00 s +-75% .* improved/);
-        assert.match(text, /Changed between the runs: CONFIG_HZ 250 → 1000; kubelet QPS 50 → 150; kubelet burst 100 → 200; scheduler QPS 50 → 150/);
+        assert.match(text, /Changed between the runs: CONFIG_HZ 250 → 1000; kubelet QPS\/burst 50\/100 → 150\/200; scheduler QPS\/burst 50\/100 → 150\/200; controller-manager QPS\/burst 20\/30 → 150\/200/);
         await cleanedUp(cp, second.json.namespace);
       }),
       t.test('measure-b: slow attach, then a timeout, then SIGINT mid-run', async (t) => {
@@ -136,6 +136,8 @@ describe('measure pod-startup on a real control plane: the test plays the kubele
 
         // A namespace left by a run killed an hour ago: named, with the way to delete it.
         await earlierRun(cp, 'nta-measure-left1', 'measure-b', Date.now() - 3_600_000, Date.now() - 2_940_000);
+        // Someone else's namespace with the label: never taken for a run of ours.
+        await earlierRun(cp, 'team-app', 'measure-b', Date.now() - 3_600_000, Date.now() - 2_940_000);
         const plans: PodScript[] = [{ initMs: 0, createMs: 1000, readyMs: 0 }, { initMs: 0, createMs: 1000, readyMs: 0, stopBefore: 'ready' }, { initMs: 0, createMs: 0, readyMs: 0, stopBefore: 'initialized' }];
         scripts['measure-b'] = (pod) => plans[podIndex(pod)];
         const timedOut = await measure(['--node', 'measure-b', '--pods', '3', '--timeout', '7s', '--output', 'json']);
@@ -152,6 +154,7 @@ describe('measure pod-startup on a real control plane: the test plays the kubele
         const interrupted = await measure(['--node', 'measure-b', '--pods', '4', '--delete-leftovers'], { interrupt: () => bound() >= 4 });
         assert.equal(interrupted.code, 130, interrupted.stderr);
         assert.match(interrupted.stderr, /deleted the leftover namespace nta-measure-left1/);
+        assert.equal((await cp.request('GET', '/api/v1/namespaces/team-app')).status, 200, 'a labelled namespace of another name is left alone');
         const namespace = /interrupted; namespace (nta-measure-\w+) deleted, its pods gone/.exec(interrupted.stderr)?.[1];
         assert.ok(namespace, interrupted.stderr);
         await cleanedUp(cp, namespace);

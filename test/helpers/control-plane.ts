@@ -50,6 +50,8 @@ export interface ControlPlaneOptions {
   controllerManager?: boolean;
   /** Extra kube-apiserver flags, e.g. ['--audit-policy-file=…']. */
   apiserverArgs?: string[];
+  /** Extra kube-scheduler flags, e.g. ['--kube-api-qps=10']. */
+  schedulerArgs?: string[];
   /** Extra static bearer tokens (token → user and groups), e.g. for an exec-plugin credential test. */
   extraTokens?: { token: string; user: string; groups?: string[] }[];
 }
@@ -136,6 +138,15 @@ export class ControlPlane {
   async stop(): Promise<void> {
     for (const name of ['kube-controller-manager', 'kube-scheduler', 'kube-apiserver', 'etcd']) await this.stopComponent(name);
     await rm(this.dir, { recursive: true, force: true });
+  }
+
+  private schedulerArgs: string[] | undefined;
+
+  /** kube-scheduler again with these extra flags (as after editing its manifest). */
+  async restartScheduler(args: string[]): Promise<void> {
+    await this.stopComponent('kube-scheduler');
+    this.schedulerArgs = args;
+    await this.startScheduler();
   }
 
   /** Stop kube-apiserver only (a fault injection); `restartApiserver` brings it back on the same port. */
@@ -380,6 +391,7 @@ export class ControlPlane {
       this.schedulerUrl = `https://127.0.0.1:${port}`;
       this.launch('kube-scheduler', path.join(this.assets, 'kube-scheduler'), [
         `--kubeconfig=${kubeconfig}`, '--leader-elect=false', '--bind-address=127.0.0.1', `--secure-port=${port}`,
+        ...(this.schedulerArgs ?? this.opts.schedulerArgs ?? []),
       ]);
       await this.waitReady('kube-scheduler', () => this.httpGet(`${this.schedulerUrl}/readyz`, true), (body) => body === 'ok');
     });

@@ -2,6 +2,7 @@
 // huge, hostile) is refused with the file and the field named, never a stack trace.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -36,6 +37,8 @@ test('anything else is refused, naming the file and what is wrong', async (t) =>
   }
   await assert.rejects(readMeasurement(path.join(dir, 'missing.json')), /--compare .*missing.json: cannot read it \(ENOENT\)/);
   await assert.rejects(readMeasurement(dir), /not a regular file/);
+  execFileSync('mkfifo', [path.join(dir, 'fifo')]);
+  await assert.rejects(readMeasurement(path.join(dir, 'fifo')), /fifo: not a regular file/, 'refused before it is opened (an open would block)');
   await writeFile(path.join(dir, 'huge'), Buffer.alloc(9 * 1024 * 1024, 32));
   await assert.rejects(readMeasurement(path.join(dir, 'huge')), /more than a measurement is/);
   // Facts the file does not have are unknown, not an error (an older file).

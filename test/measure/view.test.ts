@@ -20,7 +20,7 @@ test('the verdict leads, then the phases, the slowest pods and the node as the a
   assert.match(text, /^scheduling +7\.49 s +7\.89 s +7\.98 s +7\.99 s +100$/m);
   assert.match(text, /^SLOWEST POD +TOTAL +SCHEDULING +INIT +CREATION +READINESS$/m);
   assert.match(text, /^pod-startup-099 +8\.60 s +7\.99 s +10 ms +500 ms +100 ms$/m);
-  assert.match(text, /Node worker-1 when measured: advisor score 73\/100 \(grade C\)\n {2}CONFIG_HZ 250 · CPU governor performance · scheduler QPS 50/);
+  assert.match(text, /Node worker-1 when measured: advisor score 73\/100 \(grade C\)\n {2}CONFIG_HZ 250 · CPU governor performance · scheduler QPS\/burst 50\/\?/);
   for (const line of lines) assert.ok(line.length <= 80, `${line.length}: ${line}`);
 });
 
@@ -44,7 +44,7 @@ test('before → after per phase with the change in percent, and the settings th
   assert.match(text, /^scheduling +7\.49 s → 500 ms +-93% +7\.98 s → 500 ms +-94% +improved$/m);
   assert.match(text, /^creation +500 ms → 1\.00 s +\+100% +500 ms → 1\.00 s +\+100% +worse$/m);
   assert.match(text, /SLO: missed \(p99 8\.59 s\) → met \(p99 1\.61 s\)/);
-  assert.match(text, /Changed between the runs: CONFIG_HZ 250 → 1000; scheduler QPS 50 → 150/);
+  assert.match(text, /Changed between the runs: CONFIG_HZ 250 → 1000; scheduler QPS\/burst 50\/\? →\s+150\/\?/);
   assert.match(text, /Unchanged: CPU governor performance/);
   for (const line of text.split('\n')) assert.ok(line.length <= 80, `${line.length}: ${line}`);
   const md = renderComparisonMarkdown(c, 'before|x.json');
