@@ -1,6 +1,7 @@
 // A progress line on stderr while a measurement runs: rewritten in place on a terminal
 // ("37/100 ready, 12 s"), a line per stage and every 10 s in a log (CI). Notes go above it.
 import type { Progress } from '../measure/run.ts';
+import { hang } from '../publish/terminal/layout.ts';
 
 const LOG_EVERY_MS = 10_000;
 
@@ -49,12 +50,14 @@ export class ProgressLine {
     }
   }
 
+  /** A line above the progress; on a terminal wrapped to its width. */
   note(line: string): void {
-    if (this.tty && this.shown) {
-      this.out.write(`\r\u001b[K${line}\n${this.shown}`);
+    if (!this.tty) {
+      this.out.write(`${line}\n`);
       return;
     }
-    this.out.write(`${line}\n`);
+    const text = hang('', line, this.out.columns ?? 80, 2).join('\n');
+    this.out.write(this.shown ? `\r\u001b[K${text}\n${this.shown}` : `${text}\n`);
   }
 
   clear(): void {

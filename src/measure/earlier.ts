@@ -22,6 +22,7 @@ const QUIET_WAIT_MS = 60_000;
 export async function settleEarlierRuns(client: KubeClient, node: string, policy: LeftoverPolicy, hooks: EarlierHooks, now: number): Promise<void> {
   const toWaitFor: string[] = [];
   for (const run of await findEarlierRuns(client, hooks.signal)) {
+    if (hooks.signal.aborted) return;
     const text = describeRun(run, now);
     const state = stateOf(run, now);
     if (state === 'running') {
@@ -29,7 +30,8 @@ export async function settleEarlierRuns(client: KubeClient, node: string, policy
       throw new MeasureError(`another measurement of node ${node} is running in ${text}; two at once would skew both: wait until it ends, or if it was killed, kubectl delete namespace ${run.namespace}`);
     }
     if (state === 'leftover') {
-      const remove = policy === 'delete' || (policy === 'ask' && hooks.confirm !== undefined && await hooks.confirm(`Delete the leftover ${text}? [y/N] `));
+      if (policy === 'ask' && hooks.confirm !== undefined) hooks.notice(`left over by an interrupted run: ${text}`);
+      const remove = policy === 'delete' || (policy === 'ask' && hooks.confirm !== undefined && await hooks.confirm('Delete it? [y/N] '));
       if (!remove) {
         hooks.notice(`left over by an interrupted run: ${text}; delete it with --delete-leftovers or kubectl delete namespace ${run.namespace}`);
         if (run.node === node) hooks.notice(`its pods still run on ${node}, beside the ones measured now`);

@@ -89,6 +89,7 @@ export async function measurePodStartup(client: KubeClient, o: MeasureOptions, h
     controlPlaneNodes(client, signal),
     settleEarlierRuns(client, o.node, o.leftovers, hooks, now()),
   ]);
+  if (signal.aborted) return { outcome: 'interrupted', cleanup: { namespace: undefined, deleteRequested: false, podsLeft: 0 } };
   if (room !== undefined && room.room < o.pods) {
     throw new MeasureError(`node "${o.node}" has room for ${room.room} more pods (allocatable ${room.allocatable}, ${room.running} not finished there); use --pods ${Math.max(1, room.room)} or fewer`);
   }
@@ -100,7 +101,6 @@ export async function measurePodStartup(client: KubeClient, o: MeasureOptions, h
     options: o, plan, node, imageSource: o.image !== undefined ? 'flag' : fromNode !== undefined ? 'node' : 'fallback',
     cluster, advisor: advisorSnapshot(node, controlPlane),
   };
-  if (signal.aborted) return { outcome: 'interrupted', cleanup: { namespace: undefined, deleteRequested: false, podsLeft: 0 } };
   return runInNamespace(client, context, hooks, now);
 }
 

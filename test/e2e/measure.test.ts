@@ -19,6 +19,7 @@ import { ControlPlane, realServerTier } from '../helpers/control-plane.ts';
 import { createReadyNode } from '../helpers/kube-objects.ts';
 import { FakeKubelet, type PodScript } from '../helpers/kubelet.ts';
 import { REPO } from '../helpers/manifests.ts';
+import { cliInTerminal, columnsOf, stripAnsi } from '../helpers/pty.ts';
 import {
   TOLERANCE_MS, assertPhases, cleanedUp, createdAt, earlierRun, expectedPhases, namespaceGone, percentile, podIndex, publishAdvisor, runMeasure, type Run,
 } from '../helpers/measure-cli.ts';
@@ -185,6 +186,22 @@ describe('measure pod-startup on a real control plane: the test plays the kubele
         assert.deepEqual(await audit.requests((r) => r.user === LIMITED && r.verb === 'create' && !r.path.includes('selfsubjectaccessreviews')), [], 'nothing created');
       }),
     ]);
+  });
+
+  test('on a terminal: the leftover prompt, and the progress line rewritten in place', async (t) => {
+    await earlierRun(cp, 'nta-measure-left2', 'measure-a', Date.now() - 7_200_000, Date.now() - 6_000_000);
+    scripts['measure-a'] = () => ({ initMs: 0, createMs: 1000, readyMs: 0 });
+    const run = await cliInTerminal(t, ['measure', 'pod-startup', '--node', 'measure-a', '--pods', '3'], 100,
+      { KUBECONFIG: kubeconfigs.runner, HOME: tmp }, { after: /left over by an interrupted run: namespace nta-measure-left2[^]*Delete it\? \[y\/N\] $/, input: 'y\n' });
+    if (!run) return;
+    assert.equal(run.code, 0, run.raw);
+    assert.match(run.raw, /deleted the leftover namespace nta-measure-left2/);
+    assert.match(run.raw, /\r\u001b\[K[0-3]\/3 ready, \d+ s \(3 scheduled, [0-3] started\)/, 'the progress line, redrawn in place');
+    assert.match(run.raw, /\r\u001b\[KPod start-up on node measure-a: 3 pods at once/, 'the line erased before the result');
+    // What the screen keeps of each line: the text after its last carriage return (each redraw erases the line).
+    const screen = run.raw.split('\n').map((line) => stripAnsi(line.slice(line.lastIndexOf('\r') + 1)));
+    for (const line of screen) assert.ok(columnsOf(line) <= 100, line);
+    namespaces.push('nta-measure-left2', /namespace (nta-measure-\w+) deleted/.exec(run.raw)?.[1] as string);
   });
 
   test('every run left nothing behind; the ClusterRole grants exactly what the runs used (audit log)', async () => {

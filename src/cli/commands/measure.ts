@@ -119,7 +119,7 @@ function interrupts(io: Io): { run: AbortController; cleanup: AbortController; s
   const on = (name: string) => (): void => {
     if (!run.signal.aborted) {
       received = name;
-      io.stderr.write(`\n${name}: stopping; deleting the namespace (${name === 'SIGINT' ? 'Ctrl-C again to stop waiting for it' : 'again to stop waiting'})\n`);
+      io.stderr.write(`\n${name}: stopping and cleaning up (${name === 'SIGINT' ? 'Ctrl-C' : 'SIGTERM'} again to stop waiting for the cleanup)\n`);
       run.abort();
     } else cleanup.abort();
   };
@@ -131,10 +131,15 @@ function interrupts(io: Io): { run: AbortController; cleanup: AbortController; s
   };
 }
 
+/** yes/no on the terminal; Ctrl-C there (readline reads it as a key, not a signal) interrupts as anywhere else. */
 async function confirmOnTerminal(io: Io, question: string): Promise<boolean> {
   const rl = createInterface({ input: io.stdin as NodeJS.ReadableStream, output: io.stderr });
+  const asked = new AbortController();
+  rl.on('SIGINT', () => { asked.abort(); process.emit('SIGINT', 'SIGINT'); });
   try {
-    return /^y(es)?$/i.test((await rl.question(question)).trim());
+    return /^y(es)?$/i.test((await rl.question(question, { signal: asked.signal })).trim());
+  } catch {
+    return false;
   } finally {
     rl.close();
   }
@@ -210,7 +215,7 @@ export async function measureCommand(args: string[], io: Io): Promise<number> {
   }
   const cleanup = cleanupLine(result.cleanup);
   if (result.outcome === 'interrupted') {
-    io.stderr.write(`interrupted${cleanup ? `; ${stripControls(cleanup)}` : ''}\n`);
+    io.stderr.write(cleanup ? `interrupted; ${stripControls(cleanup)}\n` : 'interrupted before anything was created\n');
     return EXIT_SIGNAL[stops.signal() ?? 'SIGINT'] ?? 130;
   }
   const measurement = terminalSafe(result.measurement);
