@@ -161,9 +161,14 @@ export class KubeClient {
     return { gitVersion };
   }
 
-  /** Create; the response may be an object without a name (a review), so only its shape is checked. */
-  create<T extends KubeObject>(ref: ResourceRef, body: KubeObject | Record<string, unknown>, opts: Where = {}): Promise<T> {
-    return this.requests.json('create', { verb: 'create', ref, method: 'POST', body, write: true, ...where(opts) }, (text) => decodeObject<T>(text, false));
+  /**
+   * Create; the response may be an object without a name (a review), so only its shape is checked.
+   * `onWritten`: the moment the request left (written to the socket), for callers that time it.
+   */
+  create<T extends KubeObject>(ref: ResourceRef, body: KubeObject | Record<string, unknown>, opts: Where & { onWritten?: () => void } = {}): Promise<T> {
+    return this.requests.json('create', {
+      verb: 'create', ref, method: 'POST', body, write: true, ...where(opts), ...(opts.onWritten ? { onWritten: opts.onWritten } : {}),
+    }, (text) => decodeObject<T>(text, false));
   }
 
   /** JSON merge patch (RFC 7386), of the object or a subresource ("status"). */

@@ -70,6 +70,8 @@ export interface Spec {
   signal?: AbortSignal;
   /** Writes get the stop grace; reads and watches are aborted at once. */
   write?: boolean;
+  /** The request has left: written to the socket (a retry after a 401 calls it again). */
+  onWritten?: () => void;
 }
 
 export interface Open {
@@ -192,6 +194,7 @@ export class Requests {
       this.counters.requests += 1;
       const res = await send({
         method: spec.method, url: this.url(spec), agent: auth.agent, signal: controller.signal, ...(body ? { body } : {}),
+        ...(spec.onWritten ? { onWritten: spec.onWritten } : {}),
         headers: {
           ...auth.headers, Accept: spec.accept ?? JSON_TYPE, 'User-Agent': this.opts.userAgent ?? 'node-tuning-advisor',
           ...(body ? { 'Content-Type': spec.contentType ?? JSON_TYPE } : {}),

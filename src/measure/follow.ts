@@ -1,6 +1,6 @@
 // Follows the run's pods from the one pod watch: each event goes to the agent's own workload state
-// (the same phase and attach code as `pod-startup-slo`), with the moment the command sent the create
-// request as the pod's creation (its own clock, in ms, instead of the API's whole-second
+// (the same phase and attach code as `pod-startup-slo`), with the moment the create request left the
+// command as the pod's creation (its own clock, in ms, instead of the API's whole-second
 // creationTimestamp). Also keeps, per pod, why it is not Ready yet, for a timeout's report.
 import { podView } from '../workload/pod-view.ts';
 import { WorkloadState } from '../workload/state.ts';
@@ -75,7 +75,7 @@ export class PodFollower {
     });
   }
 
-  /** The create request for `name` leaves now. */
+  /** The create request for `name` leaves (again: once it is written to the connection) at `at`. */
   sending(name: string, at: number): void {
     this.sentAt.set(name, at);
   }

@@ -231,9 +231,10 @@ async function createAll(client: KubeClient, namespace: string, plan: PodPlan, f
   if (signal.aborted) throw new Interrupted();
   await Promise.all(indexes.map(async (i) => {
     const name = podName(i, plan.pods);
+    // Creation is when the request left (after connecting and TLS): the client's own queueing is not the cluster's.
     follower.sending(name, now());
     try {
-      await client.create(PODS, podObject(plan, i), { namespace, signal });
+      await client.create(PODS, podObject(plan, i), { namespace, signal, onWritten: () => follower.sending(name, now()) });
       follower.createdOk(name);
     } catch (err) {
       fail(name, err);
