@@ -4,17 +4,16 @@
 // quiet node. The measured numbers are fixed before cleanup starts.
 import { hostname, userInfo } from 'node:os';
 import type { KubeClient } from '../kube/client.ts';
-import { KubeError, describeError } from '../kube/errors.ts';
+import { describeError } from '../kube/errors.ts';
 import { Informer } from '../kube/informer.ts';
 import type { KubeObject } from '../kube/objects.ts';
-import { NAMESPACES, NODES, PERSISTENTVOLUMECLAIMS, PODS, SERVICEACCOUNTS } from '../kube/resources.ts';
+import { NAMESPACES, NODES, PODS } from '../kube/resources.ts';
 import { advisorSnapshot } from './advisor.ts';
 import { PodFollower, type Counts } from './follow.ts';
 import { deleteNamespace } from './leftovers.ts';
-import {
-  FALLBACK_IMAGE, MEASURE_SELECTOR, claimObject, namespaceObject, pauseImageOf, podName, podObject, tolerationsFor, type Placement, type PodPlan,
-} from './objects.ts';
+import { FALLBACK_IMAGE, MEASURE_SELECTOR, namespaceObject, pauseImageOf, tolerationsFor, type Placement, type PodPlan } from './objects.ts';
 import { MeasureError, checkPermissions, checkStorageClass, checkedNode, explainApiFailure, requiredPermissions, roomOnNode } from './preflight.ts';
+import { Interrupted, createAll, waitForServiceAccount } from './create.ts';
 import { buildMeasurement, type Context } from './summary.ts';
 import type { Measurement } from './result.ts';
 import { settleEarlierRuns, type LeftoverPolicy } from './earlier.ts';
@@ -73,8 +72,6 @@ export type RunResult =
 const PROGRESS_EVERY_MS = 250;
 /** The namespace expires this long after the run's own timeout: then it is a leftover. */
 const EXPIRY_SLACK_MS = 10 * 60_000;
-
-class Interrupted extends Error {}
 
 export async function measurePodStartup(client: KubeClient, o: MeasureOptions, hooks: RunHooks): Promise<RunResult> {
   const now = hooks.now ?? Date.now;
@@ -190,62 +187,6 @@ function watchNode(client: KubeClient, node: string, follower: PodFollower, hook
     updated: (n) => follower.nodeEvent('MODIFIED', n),
     deleted: (n) => follower.nodeEvent('DELETED', n),
   });
-}
-
-/** ServiceAccount admission refuses pods until the namespace's `default` ServiceAccount exists. */
-async function waitForServiceAccount(client: KubeClient, namespace: string, fromVersion: string, timeoutMs: number, signal: AbortSignal): Promise<void> {
-  const stop = new AbortController();
-  const onAbort = (): void => stop.abort();
-  signal.addEventListener('abort', onAbort, { once: true });
-  const timer = setTimeout(() => stop.abort(), timeoutMs);
-  let seen = false;
-  try {
-    while (!seen && !stop.signal.aborted) {
-      await client.watch(SERVICEACCOUNTS, { namespace, fieldSelector: 'metadata.name=default', resourceVersion: fromVersion, timeoutSeconds: Math.ceil(timeoutMs / 1000), signal: stop.signal }, (event) => {
-        if (event.type === 'ADDED' || event.type === 'MODIFIED') { seen = true; stop.abort(); }
-      }).catch((err) => { if (!seen && !stop.signal.aborted) throw explainApiFailure(err); });
-    }
-  } finally {
-    clearTimeout(timer);
-    signal.removeEventListener('abort', onAbort);
-  }
-  if (signal.aborted) throw new Interrupted();
-  if (!seen) throw new MeasureError(`namespace ${namespace} got no default ServiceAccount within ${Math.round(timeoutMs / 1000)} s, and pods cannot be created without it: is kube-controller-manager running?`);
-}
-
-/** PVCs first (each pod's own), then every pod at once; returns the create failures by reason. */
-async function createAll(client: KubeClient, namespace: string, plan: PodPlan, follower: PodFollower, signal: AbortSignal, now: () => number): Promise<Map<string, { pods: number; example: string }>> {
-  const failures = new Map<string, { pods: number; example: string }>();
-  const fail = (what: string, err: unknown): void => {
-    if (signal.aborted) return;
-    if (err instanceof KubeError && err.forbidden && /cannot create resource/.test(err.detail)) throw explainApiFailure(err);
-    const reason = err instanceof KubeError ? err.summary.slice(0, 200) : describeError(err);
-    const group = failures.get(reason) ?? { pods: 0, example: what };
-    group.pods += 1;
-    failures.set(reason, group);
-  };
-  const indexes = [...Array(plan.pods).keys()];
-  if (plan.pvcStorageClass !== undefined) {
-    await Promise.all(indexes.map((i) => client.create(PERSISTENTVOLUMECLAIMS, claimObject(plan, i), { namespace, signal }).catch((err) => fail(`claim ${i}`, err))));
-  }
-  if (signal.aborted) throw new Interrupted();
-  await Promise.all(indexes.map(async (i) => {
-    const name = podName(i, plan.pods);
-    // Creation is when the request left (after connecting and TLS): the client's own queueing is not the cluster's.
-    follower.sending(name, now());
-    try {
-      await client.create(PODS, podObject(plan, i), { namespace, signal, onWritten: () => follower.sending(name, now()) });
-      follower.createdOk(name);
-    } catch (err) {
-      fail(name, err);
-    }
-  }));
-  if (signal.aborted) throw new Interrupted();
-  if (follower.counts().created === 0 && failures.size > 0) {
-    const [reason] = [...failures.keys()];
-    throw new MeasureError(`no pod could be created in namespace ${namespace}: ${reason}`);
-  }
-  return failures;
 }
 
 /** Until every pod is Ready or ended, the timeout, or the interrupt. */
