@@ -42,7 +42,10 @@ function token(fact: Fact | undefined, list = false): string | undefined {
   if (value === null || (Array.isArray(value) && value.length === 0)) return '-';
   if (typeof value === 'number') return Number.isFinite(value) ? String(value) : '?';
   if (typeof value === 'string') return value.replace(SAFE, '_').slice(0, 64) || '-';
-  if (list && Array.isArray(value) && value.every((v) => typeof v === 'string')) return (value as string[]).map((v) => v.replace(SAFE, '_').slice(0, 64)).join(',');
+  if (list && Array.isArray(value) && value.every((v) => typeof v === 'string')) {
+    const names = (value as string[]).map((v) => v.replace(SAFE, '_').replaceAll(',', '_').slice(0, 64)).filter(Boolean);
+    return names.length > 0 ? names.join(',') : '-';
+  }
   return '?';
 }
 
