@@ -1,6 +1,10 @@
-// Agent costs, side by side: API requests per hour at steady state (time compressed against the
-// apiserver stand-in), agent RSS after a while vs a bare idling node, and /metrics throughput at a
-// fixed concurrency vs node_exporter (Debian prometheus-node-exporter) when installed.
+// Agent costs, side by side: API requests per hour at steady state, against the apiserver stand-in
+// (time compressed 6000×) and against a real kube-apiserver (the real-server tier's binaries, the
+// shipped manifests, the server's audit log; the agent's cycles compressed NTA_BENCH_AGENT_SPEEDUP×,
+// default 30, over NTA_BENCH_AGENT_HOURS simulated hours, default 2; SPEEDUP=1 counts real hours;
+// NTA_BENCH_API=stand-in|real|both picks),
+// agent RSS after a while vs a bare idling node, and /metrics throughput at a fixed concurrency vs
+// node_exporter (Debian prometheus-node-exporter) when installed.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -9,6 +13,7 @@ import { FakeApiServer } from '../test/helpers/fake-apiserver.ts';
 import { runAgent } from '../test/helpers/agent-harness.ts';
 import { seedReport } from '../test/helpers/reports.ts';
 import { toolPath } from '../test/helpers/tools.ts';
+import { realServerCost } from './_agent-real-server.ts';
 
 const BIN = fileURLToPath(new URL('../bin/node-tuning-advisor.js', import.meta.url));
 const HOST = fileURLToPath(new URL('../test/fixtures/hosts/intel-pstate-epp-power', import.meta.url));
@@ -16,6 +21,9 @@ const RSS_SECONDS = Number(process.env.NTA_BENCH_AGENT_SECONDS ?? 90);
 const CONCURRENCY = 8;
 const LEAN_FLAGS = ['--max-semi-space-size=1', '--max-old-space-size=64'];
 const LOAD_SECONDS = 5;
+const API = process.env.NTA_BENCH_API ?? 'both';
+const SPEEDUP = Number(process.env.NTA_BENCH_AGENT_SPEEDUP ?? 30);
+const REAL_HOURS = Number(process.env.NTA_BENCH_AGENT_HOURS ?? 2);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** 1 simulated hour = 12 agent intervals (5 min) = 1.33 watch lifetimes (45 min, the middle of 30–60). */
@@ -83,9 +91,26 @@ function stop(child: ChildProcess): Promise<void> {
   });
 }
 
+async function apiCost(): Promise<void> {
+  if (API !== 'real') {
+    const api = await requestsPerHour();
+    console.log(`API requests per hour at steady state, apiserver stand-in: ${api.perHour.toFixed(1)} (writes: ${api.writes} over ${api.hours} simulated hours; interval 5 min, kubelet status every 5 min, apiserver ends watches after 45 min)`);
+  }
+  if (API === 'stand-in') return;
+  const real = await realServerCost(SPEEDUP, REAL_HOURS, (line) => console.log(line));
+  if (!real) return;
+  const verbs = Object.entries(real.byVerb).map(([verb, n]) => `${verb} ${n.toFixed(1)}`).join(', ');
+  const how = real.renewals
+    ? `${real.hours} hours of agent cycles at ${real.speedup}× (interval and kubelet status compressed), plus the renewals of the ` +
+      `${real.renewals.timeouts.length} watches open (timeoutSeconds ${real.renewals.timeouts.join(', ')}: 3600/t each)`
+    : `${real.hours} hours counted as they happened`;
+  console.log(`API requests per hour at steady state, real kube-apiserver ${real.version} (audit log): ${real.perHour.toFixed(1)} (${verbs || 'none'}), ` +
+    `writes ${real.writesPerHour.toFixed(1)}/h, answered ≥ 400: ${real.failed}; ${how}`);
+}
+
 export async function run(): Promise<void> {
-  const api = await requestsPerHour();
-  console.log(`API requests per hour at steady state: ${api.perHour.toFixed(1)} (writes: ${api.writes} over ${api.hours} simulated hours; interval 5 min, kubelet status every 5 min, apiserver ends watches after 45 min)`);
+  await apiCost();
+  if (process.env.NTA_BENCH_AGENT_API_ONLY === '1') return;
 
   const server = new FakeApiServer();
   await server.start();

@@ -4,7 +4,8 @@
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { ClusterApi } from '../cluster/api.ts';
+import { ClusterApi, type Paging } from '../cluster/api.ts';
+import type { ClientOptions } from '../kube/client.ts';
 import { configSource, type ConfigSource } from '../kube/config.ts';
 import { UsageError } from './io.ts';
 
@@ -35,9 +36,9 @@ export function configSourceFrom(values: { kubeconfig?: string; context?: string
 }
 
 /** The cluster these flags name; a bad kubeconfig or context is the user's to fix: exit 2 with the reason. */
-export function clusterApiFrom(values: { kubeconfig?: string; context?: string }, env: NodeJS.ProcessEnv): ClusterApi {
+export function clusterApiFrom(values: { kubeconfig?: string; context?: string }, env: NodeJS.ProcessEnv, opts: ClientOptions = {}, paging?: Paging): ClusterApi {
   try {
-    return ClusterApi.fromSource(configSourceFrom(values, env));
+    return ClusterApi.fromSource(configSourceFrom(values, env), opts, paging);
   } catch (error) {
     throw new UsageError((error as Error).message);
   }

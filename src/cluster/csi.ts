@@ -1,17 +1,12 @@
-// CSI controller sidecars (cluster.csi.<sidecar>.*): where they run, their versions and client
-// limits, and client-side throttling lines in their recent logs (seed 002's symptom).
+// CSI controller sidecars (cluster.csi.<sidecar>.*): the workloads that run them, their versions,
+// drivers and client limits (from the pod templates), and client-side throttling lines in the
+// recent logs of a few of their running pods (seed 002's symptom).
 import type { FactSet } from '../facts/fact-set.ts';
 import type { ApiResult } from './api.ts';
-import { containerArgs, describeWait, flagValue, imageParts, tallyLog } from './logs.ts';
+import { describeWait, flagValue, imageParts, tallyLog } from './logs.ts';
+import { SIDECAR_NAMES, SIDECARS, workloadLabel, type Container, type Sidecar, type Workload } from './workloads.ts';
 
-type Obj = Record<string, any>;
-
-export const SIDECARS = {
-  'external-provisioner': 'csi-provisioner',
-  'external-attacher': 'csi-attacher',
-  'external-resizer': 'csi-resizer',
-} as const;
-export type Sidecar = keyof typeof SIDECARS;
+export { SIDECARS, type Sidecar } from './workloads.ts';
 
 /** Images that are helpers, not the driver, when naming a controller pod's driver. */
 const HELPERS = /^(csi-[a-z-]+|livenessprobe|.*node-driver-registrar|.*snapshot-controller)$/;
@@ -23,8 +18,7 @@ const DEFAULT_BURST = 10;
 
 export interface SidecarInstance {
   sidecar: Sidecar;
-  namespace: string;
-  pod: string;
+  workload: Workload;
   container: string;
   version: string;
   driver: string;
@@ -32,40 +26,25 @@ export interface SidecarInstance {
   burst: number;
 }
 
-export interface LogRead { instance: SidecarInstance; log: ApiResult<string> }
-/** One container's log tail, named "namespace/pod container". */
+/** One container's log tail, named "namespace/pod container"; failed reads say why. */
 export interface LabelledLog { label: string; log: ApiResult<string> }
 
-export function labelled({ instance, log }: LogRead): LabelledLog {
-  return { label: `${instance.namespace}/${instance.pod} ${instance.container}`, log };
-}
-
-function driverOf(pod: Obj): string {
-  const driver = (pod.spec?.containers ?? []).map((c: Obj) => ({ c, image: imageParts(String(c.image ?? '')) }))
-    .find(({ image }: { image: { name: string } }) => !HELPERS.test(image.name));
+function driverOf(containers: Container[]): string {
+  const driver = containers.map((c) => ({ c, image: imageParts(c.image) })).find(({ image }) => !HELPERS.test(image.name));
   return driver ? `${driver.c.name} (${driver.image.name}:${driver.image.tag})` : 'unknown driver';
 }
 
-export function findSidecars(pods: Obj[]): SidecarInstance[] {
-  const found: SidecarInstance[] = [];
-  for (const pod of pods) {
-    for (const container of pod.spec?.containers ?? []) {
-      const image = imageParts(String(container.image ?? ''));
-      const sidecar = (Object.keys(SIDECARS) as Sidecar[]).find((s) => SIDECARS[s] === image.name);
-      if (!sidecar) continue;
-      const args = containerArgs(container);
-      found.push({
-        sidecar, namespace: pod.metadata.namespace, pod: pod.metadata.name, container: container.name, version: image.tag,
-        driver: driverOf(pod), qps: Number(flagValue(args, 'kube-api-qps') ?? DEFAULT_QPS), burst: Number(flagValue(args, 'kube-api-burst') ?? DEFAULT_BURST),
-      });
-    }
-  }
-  return found.sort((a, b) => `${a.namespace}/${a.pod}`.localeCompare(`${b.namespace}/${b.pod}`));
-}
-
-/** The instances whose logs are read: at most MAX_PODS_PER_SIDECAR of each kind. */
-export function instancesToRead(instances: SidecarInstance[]): SidecarInstance[] {
-  return (Object.keys(SIDECARS) as Sidecar[]).flatMap((s) => instances.filter((i) => i.sidecar === s).slice(0, MAX_PODS_PER_SIDECAR));
+/** The sidecars a workload's pod template runs, with their versions and client limits. */
+export function sidecarInstances(workload: Workload): SidecarInstance[] {
+  return workload.containers.flatMap((container): SidecarInstance[] => {
+    const image = imageParts(container.image);
+    const sidecar = SIDECAR_NAMES.find((s) => SIDECARS[s] === image.name);
+    if (!sidecar) return [];
+    return [{
+      sidecar, workload, container: container.name, version: image.tag, driver: driverOf(workload.containers),
+      qps: Number(flagValue(container.args, 'kube-api-qps') ?? DEFAULT_QPS), burst: Number(flagValue(container.args, 'kube-api-burst') ?? DEFAULT_BURST),
+    }];
+  });
 }
 
 /**
@@ -86,8 +65,9 @@ export function throttleFacts(facts: FactSet, prefix: string, reads: LabelledLog
   }
   const source = `api:pods/log (${window})`;
   const failures = failed.map((r) => `${r.label}: ${r.log.ok ? '' : r.log.reason}`);
-  if (count === 0 && failed.length > 0) {
-    facts.unknown(`${prefix}.throttled`, `cannot read ${failed.length} log(s): ${failures.join('; ')}`, source);
+  if (count === 0 && (failed.length > 0 || reads.length === 0)) {
+    const why = reads.length === 0 ? 'no log read' : `cannot read ${failed.length} log(s): ${failures.join('; ')}`;
+    facts.unknown(`${prefix}.throttled`, why, source);
     facts.unknown(`${prefix}.maxWaitMs`, 'logs not read', source);
     return;
   }
@@ -96,20 +76,27 @@ export function throttleFacts(facts: FactSet, prefix: string, reads: LabelledLog
   facts.set(`${prefix}.maxWaitMs`, Math.round(maxWaitMs), source);
 }
 
-export function sidecarFacts(facts: FactSet, pods: ApiResult<Obj[]>, reads: LogRead[], window: string): void {
-  for (const sidecar of Object.keys(SIDECARS) as Sidecar[]) {
+export interface SidecarLogs {
+  /** Per sidecar: the log tails read, and workloads whose pods could not be read (as failed reads). */
+  reads: Record<Sidecar, LabelledLog[]>;
+}
+
+/** `workloads`: the CSI workloads found, or why the workload lists failed (when none was found). */
+export function sidecarFacts(facts: FactSet, workloads: ApiResult<Workload[]>, logs: SidecarLogs, window: string): void {
+  for (const sidecar of SIDECAR_NAMES) {
     const prefix = `cluster.csi.${sidecar}`;
-    if (!pods.ok) {
-      facts.unknown(`${prefix}.present`, `cannot list Pods: ${pods.reason}`);
+    if (!workloads.ok) {
+      facts.unknown(`${prefix}.present`, `cannot list workloads: ${workloads.reason}`);
       continue;
     }
-    const instances = findSidecars(pods.value).filter((i) => i.sidecar === sidecar);
-    facts.set(`${prefix}.present`, instances.length > 0, 'api:pods', instances.length > 0 ? `${instances.length} container(s) running ${SIDECARS[sidecar]}` : `no ${SIDECARS[sidecar]} container`);
+    const instances = workloads.value.flatMap(sidecarInstances).filter((i) => i.sidecar === sidecar);
+    const source = 'api:deployments,statefulsets,daemonsets';
+    facts.set(`${prefix}.present`, instances.length > 0, source, instances.length > 0 ? `${instances.length} workload container(s) running ${SIDECARS[sidecar]}` : `no workload runs ${SIDECARS[sidecar]}`);
     if (instances.length === 0) continue;
-    facts.set(`${prefix}.instances`, instances.map((i) => `${i.namespace}/${i.pod}: ${SIDECARS[sidecar]}:${i.version}, driver ${i.driver}, QPS ${i.qps}/burst ${i.burst}`), 'api:pods');
-    facts.set(`${prefix}.versions`, [...new Set(instances.map((i) => i.version))].sort(), 'api:pods');
-    facts.set(`${prefix}.drivers`, [...new Set(instances.map((i) => i.driver))].sort(), 'api:pods');
-    facts.set(`${prefix}.kubeAPIQPS`, Math.min(...instances.map((i) => i.qps)), 'api:pods', '--kube-api-qps (default 5)');
-    throttleFacts(facts, prefix, reads.filter((r) => r.instance.sidecar === sidecar).map(labelled), window);
+    facts.set(`${prefix}.instances`, instances.map((i) => `${workloadLabel(i.workload)}: ${SIDECARS[sidecar]}:${i.version}, driver ${i.driver}, QPS ${i.qps}/burst ${i.burst}`), source);
+    facts.set(`${prefix}.versions`, [...new Set(instances.map((i) => i.version))].sort(), source);
+    facts.set(`${prefix}.drivers`, [...new Set(instances.map((i) => i.driver))].sort(), source);
+    facts.set(`${prefix}.kubeAPIQPS`, Math.min(...instances.map((i) => i.qps)), source, '--kube-api-qps (default 5)');
+    throttleFacts(facts, prefix, logs.reads[sidecar], window);
   }
 }

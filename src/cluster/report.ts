@@ -1,103 +1,137 @@
-// `report` end to end: one LIST per resource kind (in parallel where independent), bounded log
-// tails, cluster facts, the cluster-scope rules through the same engine as node scans, and the
-// per-node view from the agents' annotations. No per-node request is ever sent.
+// `report` end to end: the Node list as metadata, page by page, each node folded into the fleet
+// tallies (and handed to the caller, who may stream it) and dropped; then the cluster-scope facts,
+// the cluster-scope rules through the same engine as node scans. No per-node request is ever sent,
+// and memory holds the worst N nodes and the tallies, not the fleet.
 import { FactSet, type Fact } from '../facts/fact-set.ts';
+import { NODES } from '../kube/resources.ts';
 import { evaluateRules } from '../rules/engine.ts';
 import { gradeOf, scoreOf } from '../report/score.ts';
 import type { Finding, FindingStatus, Report } from '../report/types.ts';
 import { loadRuleSet, InputError, type RuleSelection } from '../scan.ts';
-import { DEFAULT_LOG_BOUNDS, type ApiRequest, type ApiResult, type ClusterApi } from './api.ts';
-import { findSidecars, instancesToRead, sidecarFacts, throttleFacts, type LogRead } from './csi.ts';
-import { fleetGroups, nodeRows, type FleetGroup, type NodeRow } from './nodes.ts';
-import { controllerLimitFacts, tektonInstalledFacts, workspaceClaims, workspaceFacts } from './tekton.ts';
+import type { ApiRequest, ClusterApi } from './api.ts';
+import { clusterCheckFacts } from './checks.ts';
+import { FleetTally, type FleetGroup, type FleetSummary, type NodeGroup } from './fleet.ts';
+import { nodeRow, type NodeRow } from './nodes.ts';
 
-type Obj = Record<string, any>;
-
-export const CLUSTER_REPORT_SCHEMA_VERSION = 1;
-/** Listed in one page; the newest RECENT_PIPELINERUNS of them are looked at. */
-const PIPELINERUN_PAGE = 500;
+/** 2: nodes paged and grouped (`summary`, `rest`), fleet groups with `count` and `examples`, `api` with bytes. */
+export const CLUSTER_REPORT_SCHEMA_VERSION = 2;
 const EVENTS_RULE = 'etcd-events-split';
+/** Control-plane nodes named in the events-split detail. */
+const MAX_EVENTS_DETAIL = 10;
+
+export interface ApiSummary {
+  requests: number;
+  bytesReceived: number;
+  /** Items per LIST request; 0: no pagination. */
+  pageSize: number;
+  /** The client's own rate limit (requests per second), when set. */
+  qps?: number;
+  byResource: Record<string, number>;
+  /** Body bytes received per resource. */
+  bytesByResource: Record<string, number>;
+  failed: ApiRequest[];
+  /** Lists restarted from the first page after their continue token expired (410). */
+  restarted: string[];
+}
 
 export interface ClusterReport {
   schemaVersion: number;
   kind: 'ClusterReport';
   generatedAt: string;
   selector: string | null;
+  summary: FleetSummary;
+  /** The worst nodes, worst first: `limit` of them (all with --all). `--output json` streams every node instead. */
   nodes: NodeRow[];
+  /** The other nodes, grouped. */
+  rest: NodeGroup[];
   fleet: FleetGroup[];
   cluster: { score: number; grade: Report['grade']; counts: Record<FindingStatus, number>; findings: Finding[]; facts: Record<string, Fact> };
-  api: { requests: number; byResource: Record<string, number>; failed: ApiRequest[] };
+  api: ApiSummary;
 }
 
 export interface ReportOptions extends RuleSelection {
   selector?: string;
+  /** Nodes kept for the table, worst first; Infinity: every node. */
+  limit: number;
+  /** When the report was started (default: now). */
+  generatedAt?: string;
+  /** Every node row as it is read, in list (name) order: the JSON stream. */
+  onNode?: (row: NodeRow) => void | Promise<void>;
 }
 
 /** Whether kube-apiserver keeps Events in their own etcd, as the control-plane nodes' agents saw it. */
-export function eventsSplitFacts(facts: FactSet, rows: NodeRow[], selector: string | undefined): void {
-  const source = 'api:nodes (annotations)';
-  if (selector) facts.unknown('cluster.nodes.count', `--selector ${selector} lists only part of the cluster`, source);
-  else facts.set('cluster.nodes.count', rows.length, 'api:nodes');
-  facts.set('cluster.nodes.withAgent', rows.filter((r) => r.agent === 'ok').length, source);
-  const reports = rows.filter((r) => r.roles.includes('control-plane') && r.agent === 'ok')
-    .map((r) => ({ node: r.name, status: r.report?.rules.find((e) => e.rule === EVENTS_RULE)?.status }))
-    .filter((r) => r.status === 'pass' || r.status === 'fail');
-  const detail = reports.map((r) => `${r.node}: ${r.status === 'pass' ? 'split' : 'not split'}`).join(', ');
-  if (reports.length === 0) {
-    facts.unknown('cluster.etcd.eventsSplit', `no control-plane node's agent reports ${EVENTS_RULE} (managed control plane, or no agent there)`, source);
-  } else facts.set('cluster.etcd.eventsSplit', reports.some((r) => r.status === 'pass'), source, detail);
+class EventsSplitTally {
+  split = 0;
+  notSplit = 0;
+  readonly detail: string[] = [];
+
+  add(row: NodeRow): void {
+    if (!row.roles.includes('control-plane') || row.agent !== 'ok') return;
+    const status = row.report?.rules.find((e) => e.rule === EVENTS_RULE)?.status;
+    if (status !== 'pass' && status !== 'fail') return;
+    if (status === 'pass') this.split += 1;
+    else this.notSplit += 1;
+    if (this.detail.length < MAX_EVENTS_DETAIL) this.detail.push(`${row.name}: ${status === 'pass' ? 'split' : 'not split'}`);
+  }
+
+  facts(facts: FactSet, summary: FleetSummary, selector: string | undefined): void {
+    const source = 'api:nodes (annotations)';
+    if (selector) facts.unknown('cluster.nodes.count', `--selector ${selector} lists only part of the cluster`, source);
+    else facts.set('cluster.nodes.count', summary.nodes, 'api:nodes');
+    facts.set('cluster.nodes.withAgent', summary.withAgent, source);
+    const seen = this.split + this.notSplit;
+    if (seen === 0) {
+      facts.unknown('cluster.etcd.eventsSplit', `no control-plane node's agent reports ${EVENTS_RULE} (managed control plane, or no agent there)`, source);
+      return;
+    }
+    const more = seen > this.detail.length ? `, and ${seen - this.detail.length} more` : '';
+    facts.set('cluster.etcd.eventsSplit', this.split > 0, source, `${this.detail.join(', ')}${more}`);
+  }
 }
 
-function requestSummary(requests: ApiRequest[]): ClusterReport['api'] {
+export function apiSummary(api: ClusterApi): ApiSummary {
   const byResource: Record<string, number> = {};
-  for (const r of requests) byResource[r.resource] = (byResource[r.resource] ?? 0) + 1;
-  return { requests: requests.length, byResource, failed: requests.filter((r) => r.code !== '200') };
+  const bytesByResource: Record<string, number> = {};
+  for (const r of api.requests) {
+    byResource[r.resource] = (byResource[r.resource] ?? 0) + 1;
+    bytesByResource[r.resource] = (bytesByResource[r.resource] ?? 0) + r.bytes;
+  }
+  const { requests, bytesReceived } = api.client.stats;
+  return {
+    requests, bytesReceived, pageSize: api.paging.pageSize, ...(api.qps !== undefined ? { qps: api.qps } : {}),
+    byResource, bytesByResource, failed: api.requests.filter((r) => r.code !== '200'), restarted: [...api.restarts],
+  };
 }
 
-const notListed = (why: string): ApiResult<Obj[]> => ({ ok: false, code: 'skipped', reason: why });
-
-async function gatherFacts(api: ClusterApi, facts: FactSet, rows: NodeRow[], selector: string | undefined): Promise<void> {
-  const [flags, runs, pods] = await Promise.all([
-    api.listConfigMaps('metadata.name=feature-flags'),
-    api.listPipelineRuns(PIPELINERUN_PAGE),
-    api.listPods(),
-  ]);
-  eventsSplitFacts(facts, rows, selector);
-  tektonInstalledFacts(facts, flags, runs);
-  const claims = runs.ok ? workspaceClaims(runs.value) : [];
-  const needClasses = claims.some((c) => c.shape === 'template' || c.claimName !== undefined);
-  const [pvcs, classes, drivers] = needClasses
-    ? await Promise.all([
-      claims.some((c) => c.shape === 'claim') ? api.listPersistentVolumeClaims() : Promise.resolve(notListed('no claim workspaces')),
-      api.listStorageClasses(), api.listCSIDrivers()])
-    : [undefined, notListed('no PVC workspaces'), notListed('no PVC workspaces')];
-  workspaceFacts(facts, runs, pvcs, { classes, drivers });
-  const controller = controllerLimitFacts(facts, pods);
-  const window = `last ${DEFAULT_LOG_BOUNDS.sinceSeconds / 60} min, ≤ ${DEFAULT_LOG_BOUNDS.tailLines} lines`;
-  const instances = pods.ok ? instancesToRead(findSidecars(pods.value)) : [];
-  const [reads, controllerLog] = await Promise.all([
-    Promise.all(instances.map(async (instance): Promise<LogRead> => ({ instance, log: await api.readLog(instance.namespace, instance.pod, instance.container) }))),
-    controller ? api.readLog(controller.namespace, controller.pod, controller.container) : undefined,
-  ]);
-  sidecarFacts(facts, pods, reads, window);
-  if (controller && controllerLog) {
-    throttleFacts(facts, 'cluster.tekton.controller', [{ label: `${controller.namespace}/${controller.pod} ${controller.container}`, log: controllerLog }], window);
+/** The Node list (metadata only), folded page by page. */
+async function foldNodes(api: ClusterApi, options: ReportOptions, tally: FleetTally, events: EventsSplitTally): Promise<void> {
+  const listed = await api.scan(NODES, { metadataOnly: true, ...(options.selector ? { labelSelector: options.selector } : {}) }, async (items) => {
+    for (const item of items) {
+      const row = nodeRow(item);
+      tally.add(row);
+      events.add(row);
+      await options.onNode?.(row);
+    }
+  });
+  if (!listed.ok) {
+    const hint = listed.code === '403' ? '; report needs list on nodes (see README, "Cluster view")'
+      : listed.code === 'too-large' ? '; ask for fewer nodes per request with a smaller --page-size' : '';
+    throw new InputError(`cannot list nodes: ${listed.reason}${hint}`);
   }
 }
 
 export async function runClusterReport(api: ClusterApi, options: ReportOptions): Promise<ClusterReport> {
+  const generatedAt = options.generatedAt ?? new Date().toISOString();
   // Node rules too: version-2 annotations leave out a rule's category, the rule set knows it.
   const everyScope = await loadRuleSet(options);
   const rules = everyScope.filter((rule) => rule.scope === 'cluster');
   const categories = new Map(everyScope.map((rule) => [rule.id, rule.category]));
-  const listed = await api.listNodes(options.selector);
-  if (!listed.ok) {
-    const hint = listed.code === '403' ? '; report needs list on nodes (see README, "Cluster view")' : '';
-    throw new InputError(`cannot list nodes: ${listed.reason}${hint}`);
-  }
-  const rows = nodeRows(listed.value);
+  const tally = new FleetTally({ limit: options.limit, categoryOf: (rule) => categories.get(rule) });
+  const events = new EventsSplitTally();
+  await foldNodes(api, options, tally, events);
   const facts = new FactSet();
-  await gatherFacts(api, facts, rows, options.selector);
+  events.facts(facts, tally.summary, options.selector);
+  await clusterCheckFacts(api, facts);
   const findings = evaluateRules(rules, facts);
   const counts: Record<FindingStatus, number> = { fail: 0, unknown: 0, pass: 0, 'not-applicable': 0 };
   for (const f of findings) counts[f.status]++;
@@ -105,11 +139,13 @@ export async function runClusterReport(api: ClusterApi, options: ReportOptions):
   return {
     schemaVersion: CLUSTER_REPORT_SCHEMA_VERSION,
     kind: 'ClusterReport',
-    generatedAt: new Date().toISOString(),
+    generatedAt,
     selector: options.selector ?? null,
-    nodes: rows,
-    fleet: fleetGroups(rows, (rule) => categories.get(rule)),
+    summary: tally.summary,
+    nodes: tally.worstRows(),
+    rest: tally.rest(),
+    fleet: tally.fleet(),
     cluster: { score, grade: gradeOf(score), counts, findings, facts: facts.toJSON() },
-    api: requestSummary(api.requests),
+    api: apiSummary(api),
   };
 }

@@ -3,8 +3,9 @@
 // controller's client limits. Mode logic follows Tekton's GetAffinityAssistantBehavior.
 import type { FactSet } from '../facts/fact-set.ts';
 import type { ApiResult } from './api.ts';
-import { containerArgs, flagValue } from './logs.ts';
+import { flagValue } from './logs.ts';
 import { attachFor, shortModes, singleNode, type StorageView } from './storage.ts';
+import { tektonControllerIn, workloadLabel, type Container, type Workload } from './workloads.ts';
 
 type Obj = Record<string, any>;
 
@@ -75,17 +76,21 @@ export function workspaceClaims(runs: Obj[]): WorkspaceClaim[] {
 
 interface Resolved { claim: WorkspaceClaim; accessModes: string[] | null; attach: boolean | null; text: string }
 
-function resolve(claim: WorkspaceClaim, pvcs: ApiResult<Obj[]> | undefined, view: StorageView): Resolved {
+/** A claim workspace's PVC, read with one GET per claim: found, missing (404), or why it could not be read. */
+export type ClaimLookup = (namespace: string, name: string) => ApiResult<Obj> | undefined;
+
+function resolve(claim: WorkspaceClaim, pvcOf: ClaimLookup, view: StorageView): Resolved {
   let accessModes = claim.accessModes ?? null;
   let storageClassName = claim.storageClassName;
   let origin = 'volumeClaimTemplate';
   if (claim.shape === 'claim') {
     origin = `claim ${claim.claimName}`;
-    const pvc = pvcs?.ok ? pvcs.value.find((p) => p.metadata?.namespace === claim.namespace && p.metadata?.name === claim.claimName) : undefined;
+    const got = pvcOf(claim.namespace, claim.claimName as string);
+    const pvc = got?.ok ? got.value : undefined;
     accessModes = pvc ? (pvc.status?.accessModes ?? pvc.spec?.accessModes ?? []).map(String) : null;
     storageClassName = pvc?.spec?.storageClassName ?? undefined;
     if (!pvc) {
-      const why = pvcs?.ok ? 'PVC not found' : `cannot list PVCs: ${pvcs?.reason ?? 'not listed'}`;
+      const why = got === undefined ? 'PVC not read' : !got.ok && got.code === '404' ? 'PVC not found' : `cannot read the PVC: ${got.ok ? '' : got.reason}`;
       return { claim, accessModes: null, attach: null, text: `${claim.run} ${claim.workspace}: ${origin}, ${why}` };
     }
   }
@@ -100,14 +105,14 @@ function setCount(facts: FactSet, key: string, found: number, undecided: number,
   else facts.set(key, found, source, detail);
 }
 
-export function workspaceFacts(facts: FactSet, runs: ApiResult<Obj[]>, pvcs: ApiResult<Obj[]> | undefined, view: StorageView): void {
+export function workspaceFacts(facts: FactSet, runs: ApiResult<Obj[]>, pvcOf: ClaimLookup, view: StorageView): void {
   const keys = ['cluster.tekton.workspaces.singleNode', 'cluster.tekton.workspaces.attach', 'cluster.tekton.workspaces.pvc'];
   if (!runs.ok) {
     const reason = runs.code === '404' ? 'tekton.dev/v1 PipelineRuns are not served (Tekton absent or older than v0.44)' : `cannot list PipelineRuns: ${runs.reason}`;
     for (const key of keys) facts.unknown(key, reason, SRC_RUNS);
     return;
   }
-  const resolved = workspaceClaims(runs.value).map((claim) => resolve(claim, pvcs, view));
+  const resolved = workspaceClaims(runs.value).map((claim) => resolve(claim, pvcOf, view));
   const seen = Math.min(runs.value.length, RECENT_PIPELINERUNS);
   const source = `${SRC_RUNS} (${seen} most recent)`;
   facts.set('cluster.tekton.pipelineRuns', seen, source);
@@ -121,39 +126,32 @@ export function workspaceFacts(facts: FactSet, runs: ApiResult<Obj[]>, pvcs: Api
     (attached.length > 0 ? attached : resolved.filter((r) => r.attach === null)).map((r) => r.text).join('; '));
 }
 
-const CONTROLLER_CONTAINERS = ['tekton-pipelines-controller', 'openshift-pipelines-controller'];
-
-export interface TektonController { namespace: string; pod: string; container: string; args: string[] }
-
-export function findTektonController(pods: Obj[]): TektonController | undefined {
-  for (const pod of pods) {
-    const container = (pod.spec?.containers ?? []).find((c: Obj) => CONTROLLER_CONTAINERS.includes(c.name));
-    if (container) return { namespace: pod.metadata.namespace, pod: pod.metadata.name, container: container.name, args: containerArgs(container) };
-  }
-  return undefined;
-}
+export interface TektonController { workload: Workload; container: Container }
 
 /**
  * Tekton's controller doubles its configured client limits (one client for two controllers); unset,
  * QPS is 2 × 5 and burst 10 before doubling: effective 20/20. The operator's default 5/10 gives 10/20.
+ * `workloads`: the Deployments (or other workloads) running tekton-pipelines-controller.
  */
-export function controllerLimitFacts(facts: FactSet, pods: ApiResult<Obj[]>): TektonController | undefined {
-  if (!pods.ok) {
-    facts.unknown('cluster.tekton.controller.present', `cannot list Pods: ${pods.reason}`);
+export function controllerLimitFacts(facts: FactSet, workloads: ApiResult<Workload[]>): TektonController | undefined {
+  if (!workloads.ok) {
+    facts.unknown('cluster.tekton.controller.present', `cannot list workloads: ${workloads.reason}`);
     return undefined;
   }
-  const controller = findTektonController(pods.value);
-  facts.set('cluster.tekton.controller.present', controller !== undefined, 'api:pods', controller ? `${controller.namespace}/${controller.pod}` : 'no tekton-pipelines-controller container');
-  if (!controller) return undefined;
-  const qps = Number(flagValue(controller.args, 'kube-api-qps') ?? 0);
-  const burst = Number(flagValue(controller.args, 'kube-api-burst') ?? 0);
-  const source = `api:pods/${controller.namespace}/${controller.pod}`;
+  const workload = workloads.value[0];
+  const container = workload ? tektonControllerIn(workload.containers) : undefined;
+  const source = 'api:deployments,statefulsets,daemonsets';
+  facts.set('cluster.tekton.controller.present', container !== undefined, source, workload ? workloadLabel(workload) : 'no workload runs tekton-pipelines-controller');
+  if (!workload || !container) return undefined;
+  const qps = Number(flagValue(container.args, 'kube-api-qps') ?? 0);
+  const burst = Number(flagValue(container.args, 'kube-api-burst') ?? 0);
+  const from = `api:${workload.kind.toLowerCase()}s/${workload.namespace}/${workload.name}`;
   const set = (key: string, configured: number, unset: number, flag: string) => {
-    if (!Number.isFinite(configured)) return facts.unknown(key, `-${flag} is not a number`, source);
+    if (!Number.isFinite(configured)) return facts.unknown(key, `-${flag} is not a number`, from);
     const effective = 2 * (configured > 0 ? configured : unset);
-    facts.set(key, effective, source, `-${flag} ${configured > 0 ? configured : `unset (${unset})`}, doubled by the controller`);
+    facts.set(key, effective, from, `-${flag} ${configured > 0 ? configured : `unset (${unset})`}, doubled by the controller`);
   };
   set('cluster.tekton.controller.kubeAPIQPS', qps, 10, 'kube-api-qps');
   set('cluster.tekton.controller.kubeAPIBurst', burst, 10, 'kube-api-burst');
-  return controller;
+  return { workload, container };
 }

@@ -29,6 +29,11 @@ export interface ListOptions extends Where {
   resourceVersionMatch?: 'NotOlderThan' | 'Exact';
   /** Page size; the client follows `continue` until the list is complete. */
   limit?: number;
+  /**
+   * With `limit`: keep pages near this many bytes. The first page asks for at most FIRST_ADAPTIVE_LIMIT
+   * items, each next one for as many as the last page's size per item says fit (1 to `limit`).
+   */
+  pageBytes?: number;
   /** Only apiVersion, kind and metadata of each item (PartialObjectMetadataList): far less to read. */
   metadataOnly?: boolean;
 }
@@ -62,6 +67,8 @@ export interface DeleteOptions extends Where {
 
 /** A watch that sent nothing for this long past its server-side timeout is dead (a silent proxy): abort it. */
 const WATCH_IDLE_GRACE_MS = 60_000;
+/** The first page of a list kept near `pageBytes` asks for at most this many items. */
+export const FIRST_ADAPTIVE_LIMIT = 100;
 const JSON_TYPE = 'application/json';
 const METADATA_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
 const METADATA_OBJECT = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
@@ -126,15 +133,17 @@ export class KubeClient {
     let pages = 0;
     let count = 0;
     let resourceVersion = '';
+    let limit = opts.limit !== undefined && opts.pageBytes !== undefined ? Math.min(opts.limit, FIRST_ADAPTIVE_LIMIT) : opts.limit;
+    let pageChars = 0;
     do {
       const query: Query = {
-        labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: opts.limit, continue: token,
+        labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit, continue: token,
         ...(token === undefined ? { resourceVersion: opts.resourceVersion, resourceVersionMatch: opts.resourceVersionMatch } : {}),
       };
       const spec: Spec = { verb: 'list', ref, method: 'GET', query, ...where(opts), ...(opts.metadataOnly ? { accept: METADATA_LIST } : {}) };
       let page;
       try {
-        page = await this.requests.json('list', spec, (text) => decodeList<T>(text));
+        page = await this.requests.json('list', spec, (text) => { pageChars = text.length; return decodeList<T>(text); });
       } catch (err) {
         if (token !== undefined && err instanceof KubeError && err.expired) {
           throw new ContinueExpired({ verb: 'list', target: err.target, code: err.code, status: err.status, reason: err.reason, detail: `continue token expired, list again from the start (${err.detail})` });
@@ -143,6 +152,9 @@ export class KubeClient {
       }
       pages += 1;
       count += page.items.length;
+      if (opts.limit !== undefined && opts.pageBytes !== undefined && page.items.length > 0) {
+        limit = Math.max(1, Math.min(opts.limit, Math.floor((opts.pageBytes * page.items.length) / Math.max(1, pageChars))));
+      }
       resourceVersion = page.resourceVersion;
       token = page.continue;
       await onPage({ resourceVersion: page.resourceVersion, items: page.items });

@@ -28,6 +28,9 @@ export const SELFSUBJECTACCESSREVIEWS = resource('authorization.k8s.io', 'v1', '
 /** Not a resource: /version, named so that errors and request counts can say what was asked. */
 export const VERSION = resource('', 'v1', 'version', 'Version', false);
 export const PIPELINERUNS = resource('tekton.dev', 'v1', 'pipelineruns', 'PipelineRun', true);
+export const DEPLOYMENTS = resource('apps', 'v1', 'deployments', 'Deployment', true);
+export const STATEFULSETS = resource('apps', 'v1', 'statefulsets', 'StatefulSet', true);
+export const DAEMONSETS = resource('apps', 'v1', 'daemonsets', 'DaemonSet', true);
 
 const SEGMENT = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,252}$/;
 

@@ -2,6 +2,7 @@
 // as `scan` shows a node's: what to fix first, the evidence one flag away (--verbose). The table
 // fits `width` columns: long cells wrap under themselves, nothing is cut.
 import type { ClusterReport } from '../cluster/report.ts';
+import { spaced } from '../cluster/fleet.ts';
 import { failingRules, type NodeRow } from '../cluster/nodes.ts';
 import type { Severity } from '../report/types.ts';
 import { countLines, failBlock, idColumn, painter, unknownBlock, unknownGroups, type Layout } from './terminal/findings.ts';
@@ -26,6 +27,7 @@ function nodeCells(row: NodeRow): [string, string, string] {
 
 /** One row per node; names and roles wrap inside their columns, the failing rules under theirs. */
 export function nodeLines(rows: NodeRow[], width: number): string[] {
+  if (rows.length === 0) return [];
   const nameWidth = Math.min(Math.floor(width / 4), Math.max(4, ...rows.map((r) => displayWidth(r.name))));
   const roleWidth = Math.min(16, Math.max(4, ...rows.map((r) => displayWidth(r.roles.join(',')))));
   const widths = [nameWidth, roleWidth, 5, 5];
@@ -37,13 +39,25 @@ export function nodeLines(rows: NodeRow[], width: number): string[] {
   return lines;
 }
 
+/** Groups shown for the nodes outside the worst N; --all, JSON and YAML have every node. */
+const MAX_REST_GROUPS = 10;
+
+/** The nodes not listed one by one, as groups ("4 812 nodes grade A, no failing rule"): a heading, then one line each. */
+export function restLines(report: ClusterReport): { heading: string; groups: string[] } | undefined {
+  if (report.rest.length === 0) return undefined;
+  const hidden = report.rest.slice(MAX_REST_GROUPS);
+  const others = hidden.reduce((n, g) => n + g.count, 0);
+  return {
+    heading: report.nodes.length > 0 ? 'Other nodes (--all lists each one)' : 'Nodes (--limit N lists the worst one by one)',
+    groups: [...report.rest.slice(0, MAX_REST_GROUPS).map((g) => g.text), ...(hidden.length > 0 ? [`and ${spaced(others)} more in ${hidden.length} other groups`] : [])],
+  };
+}
+
 function headLine(report: ClusterReport): string {
-  const withAgent = report.nodes.filter((n) => n.agent === 'ok').length;
-  const none = report.nodes.filter((n) => n.agent === 'none').length;
-  const unreadable = report.nodes.length - withAgent - none;
+  const { nodes, withAgent, noAgent, unreadable } = report.summary;
   const scope = report.selector ? ` matching ${report.selector}` : '';
-  const counts = [`${withAgent} with agent`, ...(none > 0 ? [`${none} no agent`] : []), ...(unreadable > 0 ? [`${unreadable} unreadable`] : [])];
-  return `node-tuning-advisor report · ${report.nodes.length} nodes${scope} (${counts.join(', ')})`;
+  const counts = [`${spaced(withAgent)} with agent`, ...(noAgent > 0 ? [`${spaced(noAgent)} no agent`] : []), ...(unreadable > 0 ? [`${spaced(unreadable)} unreadable`] : [])];
+  return `node-tuning-advisor report · ${spaced(nodes)} nodes${scope} (${counts.join(', ')})`;
 }
 
 function clusterCheckLines(report: ClusterReport, layout: Layout): string[] {
@@ -69,6 +83,8 @@ export function renderClusterTable(report: ClusterReport, options: ClusterViewOp
     '',
     ...nodeLines(report.nodes, layout.width),
   ];
+  const rest = restLines(report);
+  if (rest) lines.push(...(report.nodes.length > 0 ? [''] : []), rest.heading, ...rest.groups.flatMap((g) => hang('  ', g, layout.width, 4)));
   if (report.fleet.length > 0) {
     lines.push('', 'Failing across nodes');
     for (const group of report.fleet) lines.push(...hang(`  ${TAG[group.severity]} `, group.text, layout.width));
@@ -82,11 +98,14 @@ export function renderClusterTable(report: ClusterReport, options: ClusterViewOp
 const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
 export function renderClusterMarkdown(report: ClusterReport): string {
-  const lines = [`# node-tuning-advisor report`, '', headLine(report), '', '| Node | Roles | Score | Grade | Failing rules |', '|---|---|---:|---|---|'];
+  const header = report.nodes.length > 0 ? ['| Node | Roles | Score | Grade | Failing rules |', '|---|---|---:|---|---|'] : [];
+  const lines = [`# node-tuning-advisor report`, '', headLine(report), '', ...header];
   for (const row of report.nodes) {
     const [score, grade, failing] = nodeCells(row);
     lines.push(`| ${cell(row.name)} | ${row.roles.join(', ')} | ${score} | ${grade} | ${cell(failing)} |`);
   }
+  const rest = restLines(report);
+  if (rest) lines.push('', `**${rest.heading}**`, '', ...rest.groups.map((g) => `- ${cell(g)}`));
   if (report.fleet.length > 0) lines.push('', '## Failing across nodes', '', ...report.fleet.map((g) => `- **${g.severity}** \`${g.rule}\`: ${g.text.slice(g.rule.length + 1)}`));
   lines.push('', `## Cluster checks: score ${report.cluster.score}/100 (grade ${report.cluster.grade})`, '', '| Status | Severity | Rule | Observed | Expected |', '|---|---|---|---|---|');
   for (const f of report.cluster.findings) lines.push(`| ${STATUS_LABEL[f.status]} | ${f.severity} | \`${f.ruleId}\` | ${cell(f.observed)} | ${cell(f.expected)} |`);

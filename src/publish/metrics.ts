@@ -4,6 +4,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
 import type { Fact } from '../facts/fact-set.ts';
 import type { Report } from '../report/types.ts';
+import { STARTUP_PHASES } from '../workload/snapshot.ts';
 
 const P = 'node_tuning_advisor_';
 const COMPONENTS: Record<string, string> = {
@@ -116,6 +117,31 @@ export function createAgentMetrics(version: string): AgentMetrics {
       for (const [key, source] of Object.entries(FSYNC_SOURCES)) {
         const ms = numeric(facts()[key]);
         if (ms !== undefined) this.set({ source }, ms / 1000);
+      }
+    },
+  });
+  // The windowed quantiles the workload rules judge (pod-startup-slo, volume-attach), as on the Node.
+  new Gauge({
+    name: `${P}pod_startup_window_seconds`, labelNames: ['phase', 'percentile'], registers,
+    help: 'Percentiles (50, 99) of pod start-up phases over the last pods started on this node, as pod-startup-slo judges them.',
+    collect() {
+      this.reset();
+      for (const phase of STARTUP_PHASES) {
+        for (const percentile of ['50', '99']) {
+          const ms = numeric(facts()[`pods.startup.${phase}.p${percentile}Ms`]);
+          if (ms !== undefined) this.set({ phase, percentile }, ms / 1000);
+        }
+      }
+    },
+  });
+  new Gauge({
+    name: `${P}volume_attach_window_seconds`, labelNames: ['percentile'], registers,
+    help: 'Percentiles (50, 90) of pod bound → volume attached in the Node status, over the last attaches on this node, as volume-attach judges them.',
+    collect() {
+      this.reset();
+      for (const percentile of ['50', '90']) {
+        const ms = numeric(facts()[`volumes.attachP${percentile}Ms`]);
+        if (ms !== undefined) this.set({ percentile }, ms / 1000);
       }
     },
   });

@@ -76,6 +76,27 @@ test('watch expiry (410) re-lists and the agent keeps the Node current', async (
   assert.deepEqual((last?.body as any).metadata.annotations, { [`${ANNOTATION_PREFIX}stale`]: null });
 });
 
+test('a watch whose response never starts is given up after the request timeout, not the hour-long idle one', async (t) => {
+  // Seen on a real kube-apiserver restarting: a re-watch sent in that window got no answer, and the
+  // agent missed every change to its Node for an hour (test/e2e/agent.test.ts).
+  const { server, kubeconfig } = await cluster(t);
+  let edited = false;
+  const run = runAgent(kubeconfig, (scan) => {
+    if (scan === 3 && !edited) {
+      edited = true;
+      server.inject('GET', '/api/v1/nodes', { status: 200, delayMs: 0 }, { status: 200, hang: true }); // the re-LIST passes, the re-watch hangs
+      server.expireWatches();
+      setTimeout(() => server.editNode('worker-1', (n) => { delete n.metadata.annotations[SUMMARY_KEY]; }), 1_500);
+    }
+    return seedReport();
+  });
+  t.after(async () => { run.agent.stop(); await run.result; });
+  const end = performance.now() + 10_000;
+  while (server.count('PATCH') < 2 && performance.now() < end) await new Promise((r) => setTimeout(r, 20));
+  assert.equal(server.count('PATCH'), 2, 'the hand edit was seen and repaired');
+  assert.ok(server.count('GET', '/api/v1/nodes', (r) => r.query.get('watch') === 'true') >= 3, 'the hung watch was sent again');
+});
+
 test('a 429 on the Node LIST restarts the watch only after Retry-After', async (t) => {
   const { server, kubeconfig } = await cluster(t);
   server.inject('GET', '/api/v1/nodes', { status: 429, retryAfter: 1 });

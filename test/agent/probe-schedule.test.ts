@@ -31,11 +31,14 @@ test('control-plane: probe every 6 h by default, last result replayed in between
   const root = host('etcd-kubeadm-nvme');
   const first = await scanWith(schedule, root, undefined);
   assert.equal(first.facts['node.role']?.value, 'control-plane');
-  assert.equal(calls.length, 0, 'role unknown before the first report: no probe yet');
+  assert.equal(calls.length, 1, 'the first scan finds the role itself and probes');
+  assert.equal(first.facts['etcd.fsync.p99Ms']?.value, 18.2);
   const second = await scanWith(schedule, root, first);
-  assert.equal(calls.length, 1);
-  assert.equal(second.facts['etcd.fsync.p99Ms']?.value, 18.2);
-  now += CONTROL_PLANE_PROBE_INTERVAL_MS - 1;
+  assert.equal(calls.length, 1, 'replayed');
+  assert.deepEqual(second.findings.find((f) => f.ruleId === 'etcd-fsync-latency'), first.findings.find((f) => f.ruleId === 'etcd-fsync-latency'),
+    'the first publish says what the second says');
+  now += 1;
+  now += CONTROL_PLANE_PROBE_INTERVAL_MS - 2;
   const third = await scanWith(schedule, root, second);
   assert.equal(calls.length, 1, 'replayed, not re-measured');
   assert.deepEqual(third.findings.find((f) => f.ruleId === 'etcd-fsync-latency'), second.findings.find((f) => f.ruleId === 'etcd-fsync-latency'));
@@ -49,6 +52,7 @@ test('workers never probe by default; an explicit interval or 0 wins', async () 
   const worker = new ProbeSchedule('auto', fakeProbe(1, calls), () => 0);
   const report = await scanWith(worker, host('intel-pstate-epp-power'), undefined);
   assert.notEqual(report.facts['node.role']?.value, 'control-plane');
+  assert.equal(calls.length, 0, 'the first scan of a worker does not probe either');
   assert.equal(worker.collectorsFor(report), undefined);
   const off = new ProbeSchedule(0, fakeProbe(1, calls), () => 0);
   const cp = await runScan({ hostRoot: host('etcd-kubeadm-nvme') });

@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { affinityMode } from '../../src/cluster/tekton.ts';
 import { attachFor } from '../../src/cluster/storage.ts';
 import { parseAnnotations, renderAnnotations, REPORT_KEY } from '../../src/publish/annotations.ts';
-import { nodeRows } from '../../src/cluster/nodes.ts';
+import { nodeRow } from '../../src/cluster/nodes.ts';
 import { nodeLines } from '../../src/publish/cluster-report.ts';
 import { scopeErrors } from '../../src/rules/validate.ts';
 import { loadRuleSet } from '../../src/scan.ts';
@@ -94,8 +94,8 @@ describe('rule scope', () => {
 describe('node table', () => {
   it('wraps a long node name, its roles and its failing rules inside their columns instead of cutting them', () => {
     const name = 'ip-10-0-113-27.eu-west-1.compute.internal';
-    const rows = nodeRows([{ metadata: { name, labels: { 'node-role.kubernetes.io/control-plane': '', 'node-role.kubernetes.io/etcd': '' },
-      annotations: renderAnnotations(report(['etcd-fsync-latency', 'etcd-wal-fsync', 'etcd-disk-rotational', 'kernel-tick-rate'].map((id) => finding(id, 'fail')))) } }]);
+    const rows = [{ metadata: { name, labels: { 'node-role.kubernetes.io/control-plane': '', 'node-role.kubernetes.io/etcd': '' },
+      annotations: renderAnnotations(report(['etcd-fsync-latency', 'etcd-wal-fsync', 'etcd-disk-rotational', 'kernel-tick-rate'].map((id) => finding(id, 'fail')))) } }].map(nodeRow);
     const lines = nodeLines(rows, 80);
     for (const line of lines) assert.ok([...line].length <= 80, line);
     assert.equal(lines.join(' ').includes('…'), false);

@@ -1,164 +1,203 @@
+// `report`'s cluster checks on the real control plane: Nodes whose agents published annotations (one
+// without an agent, one broken), Tekton with RWO workspaces and the affinity assistant off (seed
+// 001), a CSI driver whose provisioner logs client-side throttling (seed 002), logs fetched by the
+// real kube-apiserver from the test playing the kubelet. Run with the README's ClusterRole, which
+// must be exactly what `report` reads: each permission in it is used, and without it the checks
+// that need it say why instead of passing.
+import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { after, describe, it } from 'node:test';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parse } from 'yaml';
 import type { ClusterReport } from '../../src/cluster/report.ts';
 import { REPORT_KEY } from '../../src/publish/annotations.ts';
+import { auditArgs, describeRequests, type AuditLog } from '../helpers/audit.ts';
 import { runCli } from '../helpers/cli.ts';
-import { startCluster, type ClusterShape } from '../helpers/cluster-fixture.ts';
-import type { FakeApiServer } from '../helpers/fake-apiserver.ts';
-
-const servers: FakeApiServer[] = [];
-after(async () => { for (const s of servers) await s.stop(); });
-
-async function run(shape: ClusterShape, ...extra: string[]) {
-  const server = await startCluster(shape);
-  servers.push(server);
-  const json = await runCli(['report', '--kubeconfig', server.writeKubeconfig(), '--output', 'json', ...extra]);
-  assert.equal(json.stderr, '');
-  const parsed = JSON.parse(json.stdout) as ClusterReport;
-  const status = (rule: string) => parsed.cluster.findings.find((f) => f.ruleId === rule)?.status;
-  return { server, json, report: parsed, status };
-}
+import { ControlPlane, realServerTier } from '../helpers/control-plane.ts';
+import { buildFleet, CI_NS, markRunning, TEKTON_NS } from '../helpers/fleet-cluster.ts';
+import { nodeObject, podObject, workloadObject } from '../helpers/fleet-objects.ts';
+import { KubeletLogs } from '../helpers/kubelet-logs.ts';
+import { REPO } from '../helpers/manifests.ts';
 
 const SEED_001 = 'tekton-rwo-without-affinity-assistant';
-const DISABLED = { 'disable-affinity-assistant': 'true', coschedule: 'workspaces' };
+const REPORTER = 'ci-reporter';
+const token = (user: string) => `token-${user}-0123456789abcdef`;
+type Rule = { apiGroups: string[]; resources: string[]; verbs: string[] };
+type Permission = { group: string; resource: string; verb: string };
 
-describe('report: cluster view over the stand-in API', () => {
-  it('RWO workspaces with the affinity assistant disabled get the seed-001 finding, with evidence and fix', async () => {
-    const { report, status, json } = await run({ tektonFlags: DISABLED });
-    assert.equal(status(SEED_001), 'fail');
-    const finding = report.cluster.findings.find((f) => f.ruleId === SEED_001)!;
-    assert.equal(finding.observed, 'assistant disabled; 2/2 workspaces RWO/RWOP');
-    assert.match(finding.remediation.text, /coschedule: workspaces/);
-    assert.ok(finding.references.some((r) => r.seed?.startsWith('001_')));
-    assert.ok(finding.evidence.some((e) => e.fact === 'cluster.tekton.workspaces.singleNode' && /ci\/build-42 source: volumeClaimTemplate RWO, longhorn/.test(e.detail ?? '')));
-    // Longhorn's CSIDriver leaves attachRequired unset (true); the claim on NFS does not attach.
-    assert.equal(status('tekton-attach-workspaces'), 'fail');
-    assert.equal(report.cluster.facts['cluster.tekton.workspaces.attach']?.value, 1);
-    assert.equal(json.code, 1, 'etcd-fsync-latency (critical) fails on the control-plane nodes');
+/** The ClusterRole the README gives for `report` (section "Cluster view"), as written there. */
+async function readmeReportRules(): Promise<Rule[]> {
+  const readme = await readFile(path.join(REPO, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('**RBAC** for `report`'));
+  const block = /```yaml\n([\s\S]*?)```/.exec(section)?.[1];
+  assert.ok(block, 'README has the RBAC block for report');
+  return parse(block).rules;
+}
+
+const permissions = (rules: Rule[]): Permission[] => rules.flatMap((r) => r.apiGroups.flatMap((group) => r.resources.flatMap((resource) => r.verbs.map((verb) => ({ group, resource, verb })))));
+const without = (all: Permission[], p: Permission): Rule[] => all.filter((q) => q !== p).map((q) => ({ apiGroups: [q.group], resources: [q.resource], verbs: [q.verb] }));
+const userFor = (p: Permission) => `without-${p.group || 'core'}-${p.resource.replace('/', '-')}-${p.verb}`.replace(/\./g, '-');
+
+describe('report: cluster checks on a real kube-apiserver', realServerTier(), () => {
+  let cp: ControlPlane;
+  let audit: AuditLog;
+  let tmp: string;
+  let kubelet: KubeletLogs;
+  let granted: Permission[];
+  const kubeconfigs = new Map<string, string>();
+
+  async function bind(user: string, rules: Rule[]): Promise<void> {
+    await cp.must('POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: user }, rules });
+    await cp.must('POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
+      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: user },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: user }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
+    });
+    kubeconfigs.set(user, await cp.writeKubeconfig(path.join(tmp, `${user}.kubeconfig`), user, token(user)));
+  }
+
+  before(async () => {
+    tmp = await mkdtemp(path.join(tmpdir(), 'nta-report-'));
+    const rules = await readmeReportRules();
+    granted = permissions(rules);
+    const users = [REPORTER, ...granted.map(userFor)];
+    const auditing = await auditArgs(tmp, users);
+    audit = auditing.log;
+    [cp, kubelet] = await Promise.all([
+      ControlPlane.start({ apiserverArgs: auditing.args, extraTokens: users.map((user) => ({ token: token(user), user })) }),
+      KubeletLogs.start(tmp),
+    ]);
+    await bind(REPORTER, rules);
+    for (const p of granted) await bind(userFor(p), without(granted, p));
+    await buildFleet(cp, kubelet, { workers: 3, appNamespaces: 1, appsPerNamespace: 1, podsPerApp: 2, daemonSets: false, pipelineRuns: 2, noAgentEvery: 2, unreadableEvery: 3 });
+    // A second CSI driver, as a StatefulSet, whose resizer's log the kubelet cannot serve.
+    const labels = { 'app.kubernetes.io/name': 'nfs-csi-controller' };
+    const containers = [{ name: 'nfs', image: 'registry.example/sig-storage/nfsplugin:v4.9.0' }, { name: 'csi-resizer', image: 'registry.example/sig-storage/csi-resizer:v1.9.0' }];
+    await cp.must('POST', `/apis/apps/v1/namespaces/${TEKTON_NS}/statefulsets`, workloadObject('StatefulSet', 'nfs-csi-controller', labels, containers));
+    await cp.must('POST', `/api/v1/namespaces/${TEKTON_NS}/pods`, podObject('nfs-csi-controller-0', labels, 'worker-00001', containers, { kind: 'StatefulSet', name: 'nfs-csi-controller' }));
+    await markRunning(cp, TEKTON_NS, 'nfs-csi-controller-0');
+    // RBAC is cached by the authorizer: wait until the last binding works.
+    for (let i = 0; i < 100 && (await cp.request('GET', '/api/v1/nodes?limit=1', undefined, { token: token(REPORTER) })).status !== 200; i++) await new Promise((r) => setTimeout(r, 100));
+  });
+  after(async () => {
+    await cp?.stop();
+    await kubelet?.stop();
+    if (tmp) await rm(tmp, { recursive: true, force: true });
   });
 
-  it('RWX workspaces or a coscheduling assistant do not get it', async () => {
-    assert.equal((await run({ tektonFlags: DISABLED, templateModes: ['ReadWriteMany'], claimModes: ['ReadWriteMany'] })).status(SEED_001), 'pass');
-    assert.equal((await run({ tektonFlags: { 'disable-affinity-assistant': 'false', coschedule: 'workspaces' } })).status(SEED_001), 'pass');
-    assert.equal((await run({ tektonFlags: { 'disable-affinity-assistant': 'true', coschedule: 'pipelineruns' } })).status(SEED_001), 'pass');
-    assert.equal((await run({ tektonFlags: { coschedule: 'disabled' } })).status(SEED_001), 'fail');
+  async function report(user: string, ...args: string[]) {
+    const since = Date.now();
+    const out = await runCli(['report', '--kubeconfig', kubeconfigs.get(user) as string, ...args]);
+    const requests = await audit.requests((r) => r.user === user && r.at >= since);
+    const json = args.includes('json') && out.code !== 2 ? JSON.parse(out.stdout) as ClusterReport : undefined;
+    const status = (rule: string) => json?.cluster.findings.find((f) => f.ruleId === rule);
+    return { out, requests, json, status };
+  }
+
+  test('seed 001 and seed 002 from what the cluster carries, with evidence and fix', async () => {
+    const { out, json, status } = await report(REPORTER, '--output', 'json');
+    assert.equal(out.stderr, '');
+    assert.equal(status(SEED_001)?.status, 'fail');
+    assert.equal(status(SEED_001)?.observed, 'assistant disabled; 2/2 workspaces RWO/RWOP');
+    assert.match(status(SEED_001)?.remediation.text ?? '', /coschedule: workspaces/);
+    assert.ok(status(SEED_001)?.evidence.some((e) => e.fact === 'cluster.tekton.workspaces.singleNode' && /ci\/build-00002 source: volumeClaimTemplate RWO, gp3/.test(e.detail ?? '')));
+    assert.equal(status('tekton-attach-workspaces')?.status, 'fail', 'gp3 is EBS (attachRequired unset), the claim is on NFS');
+    assert.equal(json?.cluster.facts['cluster.tekton.workspaces.attach']?.value, 1);
+    assert.equal(status('csi-provisioner-throttling')?.status, 'fail');
+    assert.equal(json?.cluster.facts['cluster.csi.external-provisioner.throttled']?.value, 6, 'three lines in each of the two controller pods\' logs');
+    assert.equal(json?.cluster.facts['cluster.csi.external-provisioner.maxWaitMs']?.value, 2500);
+    assert.match(String(json?.cluster.facts['cluster.csi.external-provisioner.instances']?.value), /kube-system\/ebs-csi-controller \(Deployment\): csi-provisioner:v3.6.0, driver ebs-plugin \(aws-ebs-csi-driver:v1.30.0\), QPS 5\/burst 10/);
+    assert.equal(status('csi-attacher-throttling')?.status, 'pass');
+    assert.equal(status('tekton-controller-api-qps')?.status, 'fail');
+    assert.equal(json?.cluster.facts['cluster.tekton.controller.kubeAPIQPS']?.value, 10, '-kube-api-qps 5, doubled');
+    assert.equal(out.code, 1, 'etcd-fsync-latency (critical) fails on the control-plane nodes');
   });
 
-  it('a CSI sidecar with throttling lines gets the seed-002 finding; a clean one passes', async () => {
-    const { report, status } = await run({});
-    assert.equal(status('csi-provisioner-throttling'), 'fail');
-    assert.equal(report.cluster.facts['cluster.csi.external-provisioner.throttled']?.value, 3, 'all three formats count');
-    assert.equal(report.cluster.facts['cluster.csi.external-provisioner.maxWaitMs']?.value, 2500);
-    assert.deepEqual(report.cluster.facts['cluster.csi.external-provisioner.versions']?.value, ['v3.1.0']);
-    assert.match(String(report.cluster.facts['cluster.csi.external-provisioner.instances']?.value), /driver longhorn-csi-plugin \(longhorn-manager:v1.6.0\), QPS 5\/burst 10/);
-    assert.equal(status('csi-attacher-throttling'), 'pass');
-    assert.equal(status('csi-resizer-throttling'), 'not-applicable');
+  test('an unreadable log is unknown with the reason, never "no throttling"', async () => {
+    const { status } = await report(REPORTER, '--output', 'json');
+    const resizer = status('csi-resizer-throttling');
+    assert.equal(resizer?.status, 'unknown');
+    assert.match(resizer?.message ?? '', /nfs-csi-controller-0 csi-resizer: HTTP \d{3}/);
   });
 
-  it('sends one read-only LIST per kind, no per-node request, bounded log tails', async () => {
-    const { server } = await run({ tektonFlags: DISABLED });
-    assert.equal(server.writes(), 0);
-    for (const path of ['/api/v1/nodes', '/api/v1/configmaps', '/api/v1/pods', '/api/v1/persistentvolumeclaims',
-      '/apis/storage.k8s.io/v1/storageclasses', '/apis/storage.k8s.io/v1/csidrivers', '/apis/tekton.dev/v1/pipelineruns']) {
-      assert.equal(server.requests.filter((r) => r.path === path).length, 1, path);
+  test('reads only what the README grants; each permission there is used, and without it the checks say why', async () => {
+    const { requests, out } = await report(REPORTER, '--output', 'json');
+    assert.equal(out.code, 1);
+    assert.deepEqual(requests.filter((r) => !['list', 'get'].includes(r.verb)), [], 'reads only');
+    assert.deepEqual(requests.filter((r) => r.code === 401 || r.code === 403), [], `the README's RBAC grants every request\n${describeRequests(requests)}`);
+    assert.equal(requests.filter((r) => /^\/api\/v1\/nodes\/./.test(r.path)).length, 0, 'no request per node');
+    for (const r of requests.filter((x) => x.path.endsWith('/log'))) assert.ok(['tailLines', 'limitBytes', 'sinceSeconds'].every((k) => Number(r.query.get(k)) > 0), r.uri);
+    for (const p of granted) {
+      const denied = await report(userFor(p), '--output', 'json');
+      const refused = denied.requests.filter((r) => r.code === 403);
+      assert.ok(refused.length > 0, `${p.verb} ${p.resource} (${p.group || 'core'}) is in the README but never used`);
+      if (p.resource === 'nodes') {
+        assert.equal(denied.out.code, 2);
+        assert.match(denied.out.stderr, /^node-tuning-advisor report: cannot list nodes: HTTP 403.*list on nodes/);
+        continue;
+      }
+      assert.equal(denied.out.stderr, '', `${p.resource}: the report is still printed`);
+      if (p.resource === 'pods') {
+        assert.equal(denied.status('csi-provisioner-throttling')?.status, 'unknown');
+        assert.match(denied.status('csi-provisioner-throttling')?.message ?? '', /HTTP 403/);
+        assert.equal(denied.status('tekton-controller-api-qps')?.status, 'unknown');
+      }
     }
-    assert.equal(server.count('GET', '/api/v1/nodes/'), 0, 'no GET of a single node');
-    const logs = server.requests.filter((r) => r.path.endsWith('/log'));
-    assert.equal(logs.length, 3, 'provisioner, attacher, Tekton controller');
-    for (const r of logs) {
-      assert.ok(Number(r.query.get('tailLines')) > 0 && Number(r.query.get('limitBytes')) > 0 && Number(r.query.get('sinceSeconds')) > 0);
-    }
-    assert.equal(server.requests.length, 10);
-    assert.equal(server.requests.find((r) => r.path === '/api/v1/configmaps')?.query.get('fieldSelector'), 'metadata.name=feature-flags');
   });
 
-  it('the table fits 80 columns: nodes worst first, "no agent", fleet counts by role', async () => {
-    const server = await startCluster({ tektonFlags: DISABLED });
-    servers.push(server);
-    const out = await runCli(['report', '--kubeconfig', server.writeKubeconfig()]);
+  test('the table fits 80 columns: nodes worst first, "no agent", "unreadable", failing rules by role', async () => {
+    const { out } = await report(REPORTER, '--all');
     const lines = out.stdout.split('\n');
-    const wide = lines.filter((l) => [...l].length > 80);
-    assert.deepEqual(wide, []);
+    assert.deepEqual(lines.filter((l) => [...l].length > 80), []);
     assert.match(out.stdout, /CRIT etcd-fsync-latency on 3\/3 control-plane nodes/);
-    assert.match(out.stdout, /WARN kernel-tick-rate on 1\/1 worker node\b/);
     const order = lines.filter((l) => /^(cp|worker)-\d/.test(l)).map((l) => l.split(' ')[0]);
-    assert.deepEqual(order, ['cp-1', 'cp-2', 'cp-3', 'worker-1', 'worker-3', 'worker-2']);
-    assert.match(lines.find((l) => l.startsWith('worker-2')) ?? '', /no agent/);
-    assert.match(lines.find((l) => l.startsWith('worker-3')) ?? '', /unreadable/);
-    assert.equal(out.code, 1, 'a critical rule fails on the control-plane nodes');
-    assert.equal((await runCli(['report', '--kubeconfig', server.writeKubeconfig(), '--fail-on', 'never'])).code, 0);
+    assert.deepEqual(order, ['cp-1', 'cp-2', 'cp-3', 'worker-00001', 'worker-00003', 'worker-00002']);
+    assert.match(lines.find((l) => l.startsWith('worker-00002')) ?? '', /no agent/);
+    assert.match(lines.find((l) => l.startsWith('worker-00003')) ?? '', /unreadable/);
+    assert.equal((await report(REPORTER, '--fail-on', 'never')).out.code, 0);
   });
 
-  it('reads agents of the previous release (version-1 annotation) next to current ones during a rollout', async () => {
-    const server = await startCluster({});
-    servers.push(server);
+  test('--selector goes to the node list; the cluster size is then unknown', async () => {
+    const { requests, json, status } = await report(REPORTER, '--output', 'json', '--selector', 'node-role.kubernetes.io/control-plane');
+    assert.ok(requests.filter((r) => r.path === '/api/v1/nodes').every((r) => r.query.get('labelSelector') === 'node-role.kubernetes.io/control-plane'));
+    assert.deepEqual(json?.nodes.map((n) => n.name), ['cp-1', 'cp-2', 'cp-3']);
+    assert.equal(status('cluster-events-split')?.status, 'unknown');
+    assert.equal(json?.fleet[0]?.text, 'etcd-fsync-latency on 3/3 control-plane nodes');
+  });
+
+  test('reads agents of the previous release (version-1 annotation) next to current ones during a rollout', async () => {
     // As an agent of the previous release wrote it (every rule listed, with its category).
-    server.addNode('worker-old', { [REPORT_KEY]: [
+    const v1 = [
       '{"schemaVersion":1,"score":80,"grade":"B","counts":{"fail":1,"unknown":0,"pass":1,"not-applicable":0},"omitted":0,"rules":[',
       '{"rule":"cpu-governor","status":"fail","severity":"warning","category":"cpu","observed":"governor powersave, driver intel_pstate, EPP power"},',
       '{"rule":"kernel-tick-rate","status":"pass","severity":"warning","category":"kernel"}',
       ']}',
-    ].join('\n') });
-    const out = await runCli(['report', '--kubeconfig', server.writeKubeconfig(), '-o', 'json', '--fail-on', 'never']);
-    const report = JSON.parse(out.stdout) as ClusterReport;
-    const old = report.nodes.find((n) => n.name === 'worker-old');
-    assert.equal(old?.agent, 'ok');
-    assert.equal(old?.report?.score, 80);
-    const cpu = report.fleet.find((g) => g.rule === 'cpu-governor');
-    assert.deepEqual([cpu?.category, cpu?.nodes], ['cpu', ['worker-old']]);
-    // Version-2 annotations carry no category: it comes from the rule set report loaded.
-    assert.equal(report.fleet.find((g) => g.rule === 'etcd-fsync-latency')?.category, 'etcd');
-    const table = await runCli(['report', '--kubeconfig', server.writeKubeconfig(), '--fail-on', 'never']);
-    assert.match(table.stdout, /^worker-old +worker +80 +B +cpu-governor$/m);
+    ].join('\n');
+    await cp.must('POST', '/api/v1/nodes', nodeObject('worker-old', 99, { annotations: { [REPORT_KEY]: v1 } }));
+    try {
+      const { json } = await report(REPORTER, '-o', 'json', '--fail-on', 'never');
+      const old = json?.nodes.find((n) => n.name === 'worker-old');
+      assert.equal(old?.agent, 'ok');
+      assert.equal(old?.report?.score, 80);
+      const cpu = json?.fleet.find((g) => g.rule === 'cpu-governor');
+      assert.equal(cpu?.category, 'cpu');
+      assert.deepEqual(cpu?.examples, ['cp-1', 'worker-old'], 'cp-1 (version 2) and worker-old (version 1)');
+      // Version-2 annotations carry no category: it comes from the rule set report loaded.
+      assert.equal(json?.fleet.find((g) => g.rule === 'etcd-fsync-latency')?.category, 'etcd');
+      const table = await report(REPORTER, '--fail-on', 'never', '--all');
+      assert.match(table.out.stdout, /^worker-old +worker +80 +B +cpu-governor$/m);
+    } finally {
+      await cp.must('DELETE', '/api/v1/nodes/worker-old');
+    }
   });
 
-  it('without Tekton: its rules are not applicable and no storage kinds are listed', async () => {
-    const { server, status } = await run({});
-    assert.equal(status(SEED_001), 'not-applicable');
-    assert.equal(server.count('GET', '/apis/storage.k8s.io'), 0);
-    assert.equal(server.count('GET', '/api/v1/persistentvolumeclaims'), 0);
-  });
-});
-
-describe('report: API errors are reasons, never passes', () => {
-  it('403 on pods makes the CSI and Tekton controller checks unknown', async () => {
-    const server = await startCluster({ tektonFlags: DISABLED });
-    servers.push(server);
-    server.inject('GET', '/api/v1/pods', { status: 403 });
-    const out = await runCli(['report', '--kubeconfig', server.writeKubeconfig(), '--output', 'json']);
-    const report = JSON.parse(out.stdout) as ClusterReport;
-    const f = report.cluster.findings.find((x) => x.ruleId === 'csi-provisioner-throttling')!;
-    assert.equal(f.status, 'unknown');
-    assert.match(f.message, /cannot list Pods: HTTP 403/);
-    assert.equal(report.cluster.findings.find((x) => x.ruleId === 'tekton-controller-api-qps')?.status, 'unknown');
-  });
-
-  it('an unreadable log does not count as zero throttling', async () => {
-    const server = await startCluster({ provisionerLog: '' });
-    servers.push(server);
-    server.inject('GET', '/api/v1/namespaces/longhorn-system/pods/longhorn-csi-controller-0/log', { status: 403 });
-    const out = await runCli(['report', '--kubeconfig', server.writeKubeconfig(), '--output', 'json']);
-    const report = JSON.parse(out.stdout) as ClusterReport;
-    const statuses = ['csi-provisioner-throttling', 'csi-attacher-throttling'].map((id) => report.cluster.findings.find((x) => x.ruleId === id)?.status);
-    assert.ok(statuses.includes('unknown'), `one of the two logs was refused: ${statuses}`);
-    assert.ok(!statuses.includes('fail'));
-  });
-
-  it('403 on nodes: exit 2 with one sentence naming the permission', async () => {
-    const server = await startCluster({});
-    servers.push(server);
-    server.inject('GET', '/api/v1/nodes', { status: 403 });
-    const out = await runCli(['report', '--kubeconfig', server.writeKubeconfig()]);
-    assert.equal(out.code, 2);
-    assert.match(out.stderr, /^node-tuning-advisor report: cannot list nodes: HTTP 403.*list on nodes/);
-    assert.doesNotMatch(out.stderr, /\n\s+at /);
-  });
-
-  it('--selector goes to the node LIST; cluster size is then unknown', async () => {
-    const { server, report } = await run({}, '--selector', 'node-role.kubernetes.io/control-plane');
-    assert.equal(server.requests.find((r) => r.path === '/api/v1/nodes')?.query.get('labelSelector'), 'node-role.kubernetes.io/control-plane');
-    assert.deepEqual(report.nodes.map((n) => n.name), ['cp-1', 'cp-2', 'cp-3']);
-    assert.equal(report.cluster.findings.find((f) => f.ruleId === 'cluster-events-split')?.status, 'unknown');
-    assert.equal(report.fleet[0]?.text, 'etcd-fsync-latency on 3/3 control-plane nodes');
+  // Last: it removes Tekton.
+  test('without Tekton: its rules are not applicable and no storage kind is read', async () => {
+    await cp.must('DELETE', `/api/v1/namespaces/${TEKTON_NS}/configmaps/feature-flags`);
+    await cp.must('DELETE', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/pipelineruns.tekton.dev');
+    for (let i = 0; i < 300 && (await cp.request('GET', `/apis/tekton.dev/v1/namespaces/${CI_NS}/pipelineruns`)).status !== 404; i++) await new Promise((r) => setTimeout(r, 100));
+    const { requests, status } = await report(REPORTER, '--output', 'json');
+    assert.equal(status(SEED_001)?.status, 'not-applicable');
+    assert.deepEqual(requests.filter((r) => /storageclasses|csidrivers|persistentvolumeclaims/.test(r.path)), []);
   });
 });

@@ -18,10 +18,14 @@ export interface AuditedRequest {
   message: string;
   /** Completed (a watch that is still open has only ResponseStarted). */
   complete: boolean;
-  /** When the server received it (ms since the epoch). */
+  /** When the server received it (ms since the epoch, microseconds as a fraction). */
   at: number;
+  /** When its last stage was logged (the response complete, for a finished request). */
+  done: number;
   /** The request body of a write (patch, create, update, delete). */
   body: unknown;
+  /** The response body, for the reads of `responsesOf` resources (auditArgs). */
+  response: unknown;
   userAgent: string;
 }
 
@@ -30,13 +34,17 @@ export interface AuditConfig {
   log: AuditLog;
 }
 
-/** Writes the policy into `dir` and returns the apiserver flags plus a reader for the log. */
-export async function auditArgs(dir: string, users: string[]): Promise<AuditConfig> {
+/**
+ * Writes the policy into `dir` and returns the apiserver flags plus a reader for the log.
+ * `responsesOf`: core-group resources whose get/list responses are logged too (RequestResponse).
+ */
+export async function auditArgs(dir: string, users: string[], responsesOf: string[] = []): Promise<AuditConfig> {
   const policy = path.join(dir, 'audit-policy.yaml');
   const file = path.join(dir, 'audit.log');
   await writeFile(policy, [
     'apiVersion: audit.k8s.io/v1', 'kind: Policy', 'omitStages: [RequestReceived]', 'rules:',
     '  - level: Request', `    users: ${JSON.stringify(users)}`, '    verbs: [create, update, patch, delete, deletecollection]',
+    ...(responsesOf.length > 0 ? ['  - level: RequestResponse', `    users: ${JSON.stringify(users)}`, '    verbs: [get, list]', `    resources: [{group: "", resources: ${JSON.stringify(responsesOf)}}]`] : []),
     '  - level: Metadata', `    users: ${JSON.stringify(users)}`, '  - level: None', '',
   ].join('\n'));
   await writeFile(file, '');
@@ -72,13 +80,22 @@ export class AuditLog {
         code: event.responseStatus?.code ?? 0,
         message: event.responseStatus?.message ?? '',
         complete: event.stage === 'ResponseComplete' || event.stage === 'Panic',
-        at: Date.parse(event.requestReceivedTimestamp),
+        at: preciseTime(event.requestReceivedTimestamp),
+        done: preciseTime(event.stageTimestamp),
         userAgent: event.userAgent ?? '',
         body: event.requestObject,
+        response: event.responseObject,
       });
     }
     return [...byId.values()].sort((a, b) => a.at - b.at).filter(filter);
   }
+}
+
+/** "2026-12-01T10:00:00.123456Z" → ms since the epoch, keeping the microseconds (Date.parse drops them). */
+function preciseTime(stamp: string | undefined): number {
+  const m = /\.(\d+)Z$/.exec(stamp ?? '');
+  const whole = Date.parse((stamp ?? '').replace(/\.\d+Z$/, 'Z'));
+  return m ? whole + Number(`0.${m[1]}`) * 1000 : whole;
 }
 
 export const isWrite = (r: AuditedRequest): boolean => !['get', 'list', 'watch'].includes(r.verb);

@@ -1,6 +1,8 @@
-// A small cluster on the API stand-in: three control-plane nodes and three workers whose agents
-// published real annotations (or none, or garbage), Tekton with its feature-flags ConfigMap and
-// PipelineRuns in both workspace shapes, and CSI controller pods whose logs hold throttling lines.
+// A small cluster on the API stand-in (for views that need a report, not the API's semantics; the
+// report's reads are tested on the real control plane): three control-plane nodes and three workers
+// whose agents published real annotations (or none, or garbage), Tekton with its feature-flags
+// ConfigMap and PipelineRuns in both workspace shapes, and CSI controller workloads whose running
+// pods' logs hold throttling lines.
 import { renderAnnotations } from '../../src/publish/annotations.ts';
 import { FakeApiServer } from './fake-apiserver.ts';
 import { finding, report } from './reports.ts';
@@ -70,25 +72,25 @@ function addTekton(server: FakeApiServer, shape: ClusterShape): void {
       workspaces: [{ name: 'source', volumeClaimTemplate: { spec: { accessModes: shape.templateModes ?? ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } } }],
     },
   });
-  c.add('pods', {
-    metadata: { name: 'tekton-pipelines-controller-7d9', namespace: 'tekton-pipelines' },
-    spec: { containers: [{ name: 'tekton-pipelines-controller', image: 'registry.example/tektoncd/pipeline/controller:v0.65.0', args: ['-kube-api-qps', '5', '-kube-api-burst=10'] }] },
-  });
+  workloadWithPod(server, 'tekton-pipelines', 'tekton-pipelines-controller', 'tekton-pipelines-controller-7d9',
+    [{ name: 'tekton-pipelines-controller', image: 'registry.example/tektoncd/pipeline/controller:v0.65.0', args: ['-kube-api-qps', '5', '-kube-api-burst=10'] }]);
   c.setLog('tekton-pipelines', 'tekton-pipelines-controller-7d9', 'tekton-pipelines-controller', THROTTLE_LINES);
+}
+
+/** A Deployment and one Running pod of it (the stand-in has no controllers). */
+function workloadWithPod(server: FakeApiServer, namespace: string, name: string, pod: string, containers: Record<string, unknown>[]): void {
+  const labels = { 'app.kubernetes.io/name': name };
+  server.collections.add('deployments', { metadata: { name, namespace, labels }, spec: { selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers } } } });
+  server.collections.add('pods', { metadata: { name: pod, namespace, labels }, spec: { containers }, status: { phase: 'Running' } });
 }
 
 function addCsi(server: FakeApiServer, shape: ClusterShape): void {
   const c = server.collections;
-  c.add('pods', {
-    metadata: { name: 'longhorn-csi-controller-0', namespace: 'longhorn-system' },
-    spec: {
-      containers: [
-        { name: 'csi-provisioner', image: 'registry.example/sig-storage/csi-provisioner:v3.1.0', args: ['--v=2', '--csi-address=$(ADDRESS)'] },
-        { name: 'csi-attacher', image: 'registry.example/sig-storage/csi-attacher:v4.5.0', args: ['--kube-api-qps=20', '--kube-api-burst=40'] },
-        { name: 'longhorn-csi-plugin', image: 'registry.example/longhornio/longhorn-manager:v1.6.0' },
-      ],
-    },
-  });
+  workloadWithPod(server, 'longhorn-system', 'longhorn-csi-controller', 'longhorn-csi-controller-0', [
+    { name: 'csi-provisioner', image: 'registry.example/sig-storage/csi-provisioner:v3.1.0', args: ['--v=2', '--csi-address=$(ADDRESS)'] },
+    { name: 'csi-attacher', image: 'registry.example/sig-storage/csi-attacher:v4.5.0', args: ['--kube-api-qps=20', '--kube-api-burst=40'] },
+    { name: 'longhorn-csi-plugin', image: 'registry.example/longhornio/longhorn-manager:v1.6.0' },
+  ]);
   c.add('pods', { metadata: { name: 'web-1', namespace: 'default' }, spec: { containers: [{ name: 'web', image: 'nginx:1.27' }] } });
   c.setLog('longhorn-system', 'longhorn-csi-controller-0', 'csi-provisioner', shape.provisionerLog ?? THROTTLE_LINES);
   c.setLog('longhorn-system', 'longhorn-csi-controller-0', 'csi-attacher', shape.attacherLog ?? `${recent(2)} I1201 10:00:00.000000 1 main.go:99] Attacher started\n`);

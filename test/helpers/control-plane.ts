@@ -105,11 +105,13 @@ export class ControlPlane {
   private readonly components = new Map<string, Component>();
   private readonly opts: ControlPlaneOptions;
   private apiserverArgs: string[] = [];
+  private extraApiserverArgs: string[];
 
   private constructor(dir: string, assets: string, opts: ControlPlaneOptions) {
     this.dir = dir;
     this.assets = assets;
     this.opts = opts;
+    this.extraApiserverArgs = opts.apiserverArgs ?? [];
     this.caFile = path.join(dir, 'pki/ca.crt');
     this.caKeyFile = path.join(dir, 'pki/ca.key');
     this.kubeconfig = path.join(dir, 'admin.kubeconfig');
@@ -154,7 +156,9 @@ export class ControlPlane {
     await this.stopComponent('kube-apiserver');
   }
 
-  async restartApiserver(): Promise<void> {
+  /** `apiserverArgs`: replace the extra flags given at start (e.g. limits raised only while a bench builds its cluster). */
+  async restartApiserver(apiserverArgs?: string[]): Promise<void> {
+    if (apiserverArgs) this.extraApiserverArgs = apiserverArgs;
     await this.stopComponent('kube-apiserver');
     await this.launchApiserver(Number(new URL(this.url).port));
   }
@@ -378,7 +382,7 @@ export class ControlPlane {
       `--service-account-issuer=${SA_ISSUER}`, `--service-account-signing-key-file=${pki}/sa.key`,
       `--service-account-key-file=${pki}/sa.pub`, '--service-cluster-ip-range=10.0.0.0/24',
       '--allow-privileged=true', '--shutdown-watch-termination-grace-period=1s',
-      ...(this.opts.apiserverArgs ?? []),
+      ...this.extraApiserverArgs,
     ];
     this.launch('kube-apiserver', path.join(this.assets, 'kube-apiserver'), this.apiserverArgs);
     await this.waitReady('kube-apiserver', async () => (await this.request('GET', '/readyz')).body, (body) => body === 'ok');

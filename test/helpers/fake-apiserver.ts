@@ -40,6 +40,8 @@ type Obj = Record<string, any>;
 interface Watcher {
   res: ServerResponse;
   name: string | undefined;
+  /** allowWatchBookmarks=true: kube-apiserver sends BOOKMARK events only to watches that ask. */
+  bookmarks: boolean;
 }
 
 const JSON_TYPE = 'application/json';
@@ -127,6 +129,18 @@ export class FakeApiServer {
     this.broadcast('BOOKMARK', { kind: 'Node', apiVersion: 'v1', metadata: { resourceVersion: String(this.rv) } });
   }
 
+  /**
+   * kube-apiserver restarted: open watches end, and its new watch cache starts at the current
+   * resourceVersion, so a re-watch from any older one is answered 410 (on a real server even
+   * without etcd compaction; test/e2e/agent.test.ts).
+   */
+  restartWatchCache(): void {
+    this.oldestWatchableRv = this.rv;
+    for (const w of this.watchers) w.res.end();
+    this.watchers.clear();
+    for (const c of Object.values(this.watchable)) { c.close(); }
+  }
+
   /** Simulate compaction: every open watch gets ERROR 410 and is closed; resuming from its rv fails too. */
   expireWatches(): void {
     this.oldestWatchableRv = this.rv;
@@ -177,7 +191,7 @@ export class FakeApiServer {
 
   private broadcast(type: string, object: Obj): void {
     for (const w of this.watchers) {
-      if (w.name === undefined || w.name === object.metadata?.name || type === 'BOOKMARK') {
+      if (type === 'BOOKMARK' ? w.bookmarks : w.name === undefined || w.name === object.metadata?.name) {
         w.res.write(`${JSON.stringify({ type, object })}\n`);
       }
     }
@@ -253,7 +267,7 @@ export class FakeApiServer {
         res.end(`${JSON.stringify({ type: 'ERROR', object: status(410, 'Expired', `too old resource version: ${from}`) })}\n`);
         return;
       }
-      const watcher = { res, name };
+      const watcher = { res, name, bookmarks: url.searchParams.get('allowWatchBookmarks') === 'true' };
       this.watchers.add(watcher);
       const timeout = this.watchTimeoutMs > 0 ? setTimeout(() => res.end(), this.watchTimeoutMs) : undefined;
       res.on('close', () => { clearTimeout(timeout); this.watchers.delete(watcher); });
@@ -288,6 +302,15 @@ export class FakeApiServer {
 
   private createEvent(namespace: string, event: Obj, res: ServerResponse): void {
     const name = event?.metadata?.name;
+    if (event?.metadata?.namespace !== undefined && event.metadata.namespace !== namespace) {
+      return send(res, 400, status(400, 'BadRequest', 'the namespace of the provided object does not match the namespace sent on the request'));
+    }
+    // kube-apiserver's validation of core/v1 Events (without eventTime): one about a cluster-scoped
+    // object (a Node) must live in "default"; one about a namespaced object in that object's namespace.
+    const involved = event?.involvedObject?.namespace ?? '';
+    if (event?.eventTime == null && (involved === '' ? namespace !== 'default' : namespace !== involved)) {
+      return send(res, 422, status(422, 'Invalid', `Event "${name}" is invalid: involvedObject.namespace: Invalid value: "${involved}": does not match event.namespace`));
+    }
     if (this.events.some((e) => e.metadata.name === name && e.metadata.namespace === namespace)) {
       return send(res, 409, status(409, 'AlreadyExists', `events "${name}" already exists`));
     }

@@ -1,8 +1,9 @@
-// Read-only collections for the kube-apiserver stand-in: what `report` lists (ConfigMaps, Pods and
-// their logs, PVCs, StorageClasses, CSIDrivers, Tekton PipelineRuns). Real paths, real list shapes,
+// Read-only collections for the kube-apiserver stand-in: what `report` reads (ConfigMaps, Pods and
+// their logs, PVCs, StorageClasses, CSIDrivers, Tekton PipelineRuns, workloads), listed or by name. Real paths, real list shapes,
 // real field/label selector semantics for the forms used here; logs honour tailLines, limitBytes and
 // sinceSeconds. Stored log lines start with their RFC 3339 time, which is sent only with timestamps=true.
 import type { ServerResponse } from 'node:http';
+import { tailLog } from './kubelet-logs.ts';
 
 type Obj = Record<string, any>;
 
@@ -21,6 +22,9 @@ export const KINDS: Record<string, Kind> = {
   storageclasses: { kind: 'StorageClass', apiVersion: 'storage.k8s.io/v1', path: '/apis/storage.k8s.io/v1/storageclasses', namespaced: false },
   csidrivers: { kind: 'CSIDriver', apiVersion: 'storage.k8s.io/v1', path: '/apis/storage.k8s.io/v1/csidrivers', namespaced: false },
   pipelineruns: { kind: 'PipelineRun', apiVersion: 'tekton.dev/v1', path: '/apis/tekton.dev/v1/pipelineruns', namespaced: true },
+  deployments: { kind: 'Deployment', apiVersion: 'apps/v1', path: '/apis/apps/v1/deployments', namespaced: true },
+  statefulsets: { kind: 'StatefulSet', apiVersion: 'apps/v1', path: '/apis/apps/v1/statefulsets', namespaced: true },
+  daemonsets: { kind: 'DaemonSet', apiVersion: 'apps/v1', path: '/apis/apps/v1/daemonsets', namespaced: true },
 };
 
 export class FakeCollections {
@@ -32,7 +36,7 @@ export class FakeCollections {
   add(plural: keyof typeof KINDS, object: Obj): Obj {
     const kind = KINDS[plural] as Kind;
     if (plural === 'pipelineruns') this.tektonInstalled = true;
-    const stored: Obj = { apiVersion: kind.apiVersion, kind: kind.kind, ...object };
+    const stored: Obj = { apiVersion: kind.apiVersion, kind: kind.kind, ...apiDefaults(plural, object) };
     stored.metadata = { uid: `uid-${plural}-${this.count(plural)}`, creationTimestamp: '2026-11-30T10:00:00Z', ...object.metadata };
     this.objects.set(plural, [...(this.objects.get(plural) ?? []), stored]);
     return stored;
@@ -52,6 +56,13 @@ export class FakeCollections {
     const log = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)\/log$/.exec(url.pathname);
     if (log) return this.sendLog(log[1] as string, log[2] as string, url, res);
     for (const [plural, kind] of Object.entries(KINDS)) {
+      const prefix = kind.path.replace(new RegExp(`/${plural}$`), '');
+      const named = new RegExp(`^${prefix}${kind.namespaced ? '/namespaces/([^/]+)' : '()'}/${plural}/([^/]+)$`).exec(url.pathname);
+      if (named) {
+        if (plural === 'pipelineruns' && !this.tektonInstalled) return reply(res, 404, status(404, 'NotFound', 'the server could not find the requested resource'));
+        const found = (this.objects.get(plural) ?? []).find((o) => o.metadata.name === named[2] && (!kind.namespaced || o.metadata.namespace === named[1]));
+        return found ? reply(res, 200, found) : reply(res, 404, status(404, 'NotFound', `${plural} "${named[2]}" not found`));
+      }
       const namespaced = kind.namespaced ? new RegExp(`^${kind.path.replace(new RegExp(`/${plural}$`), '')}/namespaces/([^/]+)/${plural}$`).exec(url.pathname) : null;
       if (url.pathname !== kind.path && !namespaced) continue;
       if (plural === 'pipelineruns' && !this.tektonInstalled) {
@@ -72,22 +83,19 @@ export class FakeCollections {
     if (!container) {
       return reply(res, 400, status(400, 'BadRequest', `a container name must be specified for pod ${pod}, choose one of: [${containers.map((c) => c.name).join(' ')}]`));
     }
-    let lines = (this.logs.get(`${namespace}/${pod}/${container}`) ?? '').split('\n');
-    if (lines.at(-1) === '') lines.pop();
-    const since = url.searchParams.get('sinceSeconds');
-    if (since !== null) {
-      const from = Date.now() - Number(since) * 1000;
-      lines = lines.filter((line) => { const t = Date.parse(line.split(' ')[0] ?? ''); return Number.isNaN(t) || t >= from; });
-    }
-    const tail = url.searchParams.get('tailLines');
-    if (tail !== null) lines = lines.slice(-Number(tail));
-    if (url.searchParams.get('timestamps') !== 'true') lines = lines.map((line) => line.replace(/^\d{4}-\d{2}-\d{2}T\S+ /, ''));
-    let text = lines.map((line) => `${line}\n`).join('');
-    const limit = url.searchParams.get('limitBytes');
-    if (limit !== null) text = Buffer.from(text).subarray(0, Number(limit)).toString('utf8');
+    const text = tailLog(this.logs.get(`${namespace}/${pod}/${container}`) ?? '', url.searchParams);
     res.writeHead(200, { 'content-type': 'text/plain' }).end(text);
     return true;
   }
+}
+
+/**
+ * What kube-apiserver fills in on create: CSIDriver.spec.attachRequired defaults to true, so a real
+ * server never returns it unset (the code reads unset as true all the same).
+ */
+export function apiDefaults(plural: string, object: Obj): Obj {
+  if (plural !== 'csidrivers' || object.spec?.attachRequired !== undefined) return object;
+  return { ...object, spec: { ...object.spec, attachRequired: true } };
 }
 
 function selectObjects(objects: Obj[], url: URL, namespace: string | undefined): Obj[] | string {

@@ -2,7 +2,7 @@
 // watch with field selectors (parseSelector's forms), newline-delimited JSON watch events replayed from
 // the requested resourceVersion, 410 for one older than the server's oldest watchable one.
 import type { ServerResponse } from 'node:http';
-import { parseSelector } from './fake-collections.ts';
+import { apiDefaults, parseSelector } from './fake-collections.ts';
 
 type Obj = Record<string, any>;
 
@@ -52,7 +52,8 @@ export class WatchableCollection {
   }
 
   /** Create or replace (ADDED / MODIFIED); a fresh resourceVersion each time. */
-  upsert(obj: Obj): Obj {
+  upsert(given: Obj): Obj {
+    const obj = this.kind === 'CSIDriver' ? apiDefaults('csidrivers', given) : given;
     const key = keyOf(obj);
     const type = this.objects.has(key) ? 'MODIFIED' : 'ADDED';
     const stored = { kind: this.kind, apiVersion: this.apiVersion, ...obj, metadata: { ...obj.metadata, resourceVersion: this.versions.next() } };

@@ -12,7 +12,7 @@ export interface TerminalRun {
   code: number;
   /** Everything the terminal received (stdout and stderr), "\r\n" turned into "\n". */
   raw: string;
-  /** The screen's lines without colour codes. */
+  /** The screen's lines without colour codes, each as last drawn (after its last carriage return). */
   lines: string[];
 }
 
@@ -54,7 +54,8 @@ export async function cliInTerminal(t: TestContext, args: string[], columns: num
   child.stderr?.on('data', (c: Buffer) => chunks.push(c));
   const code = await new Promise<number>((resolve) => child.on('close', (c) => resolve(c ?? 1)));
   const raw = Buffer.concat(chunks).toString('utf8').replaceAll('\r\n', '\n');
-  const lines = stripAnsi(raw).split('\n');
+  // A carriage return redraws its line in place (progress lines): the screen keeps what came last.
+  const lines = stripAnsi(raw).split('\n').map((line) => line.slice(line.lastIndexOf('\r') + 1));
   if (lines.at(-1) === '') lines.pop();
   return { code, raw, lines };
 }

@@ -31,9 +31,22 @@ const NOT_MOUNTED: Record<string, string> = {
 
 
 // nodes: list (not get) because the agent reads its Node through a list-watch; events: create only
-// (nothing patches Events). test/manifests/rbac-usage.test.ts derives the used part from a real run.
-const expected = { nodes: ['list', 'patch', 'watch'], events: ['create'], pods: ['list', 'watch'],
+// (nothing patches Events), and only in "default" (a Role: kube-apiserver accepts Node Events there
+// and nowhere else). test/manifests/rbac-usage.test.ts derives the used part from a real run.
+const expected = { nodes: ['list', 'patch', 'watch'], pods: ['list', 'watch'],
   csidrivers: ['get', 'list', 'watch'], csinodes: ['get', 'list', 'watch'] };
+
+function grantsOf(role: K8sObject): Record<string, string[]> {
+  const granted: Record<string, string[]> = {};
+  for (const rule of role.rules ?? []) {
+    assert.equal(rule.resourceNames, undefined);
+    assert.equal(rule.nonResourceURLs, undefined);
+    for (const r of rule.resources) granted[r] = [...(granted[r] ?? []), ...rule.verbs].sort();
+    const groups = rule.resources.some((r: string) => r.startsWith('csi')) ? ['storage.k8s.io'] : [''];
+    assert.deepEqual(rule.apiGroups, groups);
+  }
+  return granted;
+}
 
 function build(t: Parameters<typeof requireTool>[0], dir: string): K8sObject[] | undefined {
   const kubectl = requireTool(t, 'kubectl', 'kubectl');
@@ -69,23 +82,20 @@ function checkPod(ds: K8sObject, probe: boolean): void {
   }
 }
 
-test('base: posture of the DaemonSet, and RBAC exactly nodes list/watch/patch, events create, pods list/watch, csi get/list/watch', (t) => {
+test('base: posture of the DaemonSet, and RBAC exactly nodes list/watch/patch, pods list/watch, csi get/list/watch; events create in "default"', (t) => {
   const objects = build(t, BASE);
   if (!objects) return;
   const [ds] = byKind(objects, 'DaemonSet');
   checkPod(ds as K8sObject, false);
   assert.ok(!hostMounts(ds as K8sObject).some((m) => m.hostPath.startsWith('/var/lib/etcd')), 'base mounts nothing of etcd');
-  const roles = [...byKind(objects, 'ClusterRole'), ...byKind(objects, 'Role')];
-  assert.equal(roles.length, 1);
-  const granted: Record<string, string[]> = {};
-  for (const rule of roles[0]?.rules ?? []) {
-    assert.equal(rule.resourceNames, undefined);
-    assert.equal(rule.nonResourceURLs, undefined);
-    for (const r of rule.resources) granted[r] = [...(granted[r] ?? []), ...rule.verbs].sort();
-    const groups = rule.resources.some((r: string) => r.startsWith('csi')) ? ['storage.k8s.io'] : [''];
-    assert.deepEqual(rule.apiGroups, groups);
-  }
-  assert.deepEqual(granted, expected);
+  const clusterRoles = byKind(objects, 'ClusterRole');
+  assert.equal(clusterRoles.length, 1);
+  assert.deepEqual(grantsOf(clusterRoles[0] as K8sObject), expected);
+  const roles = byKind(objects, 'Role');
+  assert.deepEqual(roles.map((r) => [r.metadata.namespace, grantsOf(r)]), [['default', { events: ['create'] }]]);
+  const bindings = byKind(objects, 'RoleBinding');
+  assert.deepEqual(bindings.map((b) => [b.metadata.namespace, b.roleRef.name, b.subjects]),
+    [['default', roles[0]?.metadata.name, [{ kind: 'ServiceAccount', name: 'node-tuning-advisor', namespace: 'node-tuning-advisor' }]]]);
 });
 
 test('probe overlay: two DaemonSets, the probe one on control-plane nodes only with one writable hostPath', (t) => {

@@ -1,6 +1,8 @@
 // RBAC from use: the agent runs against the apiserver stand-in (first publish with Events, a
-// change, a resolved rule), its requests are mapped to (resource, verb), and the ClusterRole must
-// grant exactly those plus the grants listed here as planned - each of which must still be unused.
+// change, a resolved rule), its requests are mapped to (resource, verb, namespace), and the
+// ClusterRole and Roles must grant exactly those plus the grants listed here as planned - each of
+// which must still be unused. (test/e2e/agent.test.ts runs it on a real server with these very
+// grants and counts every response >= 400.)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
@@ -16,15 +18,21 @@ const PLANNED: Record<string, string> = {
   'csidrivers get': 'issue 6 grants get/list/watch; the agent list-watches', 'csinodes get': 'issue 6 grants get/list/watch; the agent list-watches',
 };
 
+/** "resource verb" for a cluster-wide request, "resource verb in NAMESPACE" for a namespaced one. */
 function grant(req: RecordedRequest): string {
   // /api/v1/… (core) or /apis/<group>/<version>/…: the resource path starts after the version.
-  const parts = req.path.split('/').filter(Boolean).slice(req.path.startsWith('/apis/') ? 3 : 2);
+  let parts = req.path.split('/').filter(Boolean).slice(req.path.startsWith('/apis/') ? 3 : 2);
+  const namespace = parts[0] === 'namespaces' && parts.length > 2 ? parts[1] : undefined;
+  if (namespace !== undefined) parts = parts.slice(2);
   const named = parts.length % 2 === 0 ? parts.at(-1) : undefined;
   const resource = (named === undefined ? parts.at(-1) : parts.at(-2)) as string;
   const verb = req.method === 'GET' ? (req.query.get('watch') === 'true' || req.query.get('watch') === '1' ? 'watch' : named ? 'get' : 'list')
     : ({ POST: 'create', PATCH: 'patch', PUT: 'update', DELETE: 'delete' } as Record<string, string>)[req.method] ?? req.method;
-  return `${resource} ${verb}`;
+  return `${resource} ${verb}${namespace === undefined ? '' : ` in ${namespace}`}`;
 }
+
+type Rule = { resources: string[]; verbs: string[] };
+const grants = (rules: Rule[], suffix = ''): string[] => rules.flatMap((r) => r.resources.flatMap((res) => r.verbs.map((v) => `${res} ${v}${suffix}`)));
 
 test('the ClusterRole grants what the agent uses, plus only the planned grants, which are still unused', async (t) => {
   const server = new FakeApiServer();
@@ -38,12 +46,15 @@ test('the ClusterRole grants what the agent uses, plus only the planned grants, 
   };
   assert.equal(await runAgent(server.writeKubeconfig(), reportFor, { stopAfterScans: 5 }).result, 0);
   const used = new Set(server.requests.map(grant));
-  assert.ok(used.has('nodes patch') && used.has('events create'), `the run published: ${[...used].join(', ')}`);
+  assert.ok(used.has('nodes patch') && used.has('events create in default'), `the run published: ${[...used].join(', ')}`);
 
   const docs = parseAllDocuments(await readFile(path.join(REPO, 'manifests/base/rbac.yaml'), 'utf8')).map((d) => d.toJS());
-  const role = docs.find((d) => d.kind === 'ClusterRole');
-  const granted = new Set<string>(role.rules.flatMap((r: { resources: string[]; verbs: string[] }) => r.resources.flatMap((res) => r.verbs.map((v) => `${res} ${v}`))));
-  assert.deepEqual([...used].filter((g) => !granted.has(g)), [], 'used but not granted: the agent would get 403');
+  // A ClusterRole grants in every namespace; a Role only in its own (the agent's Events: "default").
+  const clusterWide = grants(docs.find((d) => d.kind === 'ClusterRole').rules);
+  const namespaced = docs.filter((d) => d.kind === 'Role').flatMap((r) => grants(r.rules, ` in ${r.metadata.namespace}`));
+  const isGranted = (use: string) => namespaced.includes(use) || clusterWide.includes(use.replace(/ in \S+$/, ''));
+  assert.deepEqual([...used].filter((g) => !isGranted(g)), [], 'used but not granted: the agent would get 403');
   assert.deepEqual([...used].filter((g) => g in PLANNED), [], 'used now: delete from PLANNED');
-  assert.deepEqual([...granted].filter((g) => !used.has(g) && !(g in PLANNED)).sort(), [], 'granted but neither used nor planned');
+  const unused = [...clusterWide, ...namespaced].filter((g) => !used.has(g) && !(g in PLANNED));
+  assert.deepEqual(unused.sort(), [], 'granted but neither used nor planned');
 });

@@ -21,6 +21,10 @@ function reportWithFacts() {
     'scheduler.kubeAPIBurst': { value: 100, source: 'flag:--kube-api-burst' },
     'throttling.scheduler.count': { value: 7, source: '/var/log/pods/kube-scheduler.log' },
     'kernel.hz': { value: null, source: 'unknown', unknown: 'no kernel config found' },
+    'pods.startup.total.p99Ms': { value: 6412, source: 'api:pods' },
+    'pods.startup.creation.p50Ms': { value: 3500, source: 'api:pods' },
+    'pods.startup.scheduling.p99Ms': { value: null, source: 'api:pods' },
+    'volumes.attachP90Ms': { value: 11020, source: 'inferred' },
   };
   return r;
 }
@@ -54,6 +58,9 @@ test('metrics expose score, per-rule status, fact gauges with bounded labels, an
     'node_tuning_advisor_tuned_profile_info{profile="throughput-performance"} 1',
     'node_tuning_advisor_etcd_fsync_p99_seconds{source="probe"} 0.0182',
     'node_tuning_advisor_etcd_fsync_p99_seconds{source="etcd_metrics"} 0.012',
+    'node_tuning_advisor_pod_startup_window_seconds{phase="total",percentile="99"} 6.412',
+    'node_tuning_advisor_pod_startup_window_seconds{phase="creation",percentile="50"} 3.5',
+    'node_tuning_advisor_volume_attach_window_seconds{percentile="90"} 11.02',
     'node_tuning_advisor_client_qps{component="kubelet"} 50',
     'node_tuning_advisor_client_burst{component="kube-scheduler"} 100',
     'node_tuning_advisor_client_throttled_requests{component="kube-scheduler"} 7',
@@ -64,6 +71,8 @@ test('metrics expose score, per-rule status, fact gauges with bounded labels, an
   assert.match(body, /^node_tuning_advisor_build_info\{version="0\.1\.0",nodejs="24\.[\d.]+"\} 1$/m);
   assert.match(body, /^process_resident_memory_bytes \d+/m);
   assert.doesNotMatch(body, /^node_tuning_advisor_kernel_hz\{/m, 'an unknown fact exports no sample');
+  assert.doesNotMatch(body, /^node_tuning_advisor_pod_startup_window_seconds\{phase="scheduling"/m, 'no sample for a phase without samples');
+  assert.doesNotMatch(body, /^node_tuning_advisor_volume_attach_window_seconds\{percentile="50"\}/m);
   metrics.setReport(seedReport(), 0.2, 1_764_547_200_000);
   assert.match((await scrape(server.port)).body, /^node_tuning_advisor_kernel_hz\{source="\/boot\/config-6\.1\.0"\} 250$/m);
 });

@@ -1,0 +1,181 @@
+// The fleet, folded one node at a time as the Node list is paged: counts by agent state and grade,
+// the worst N nodes (a bounded heap), the others grouped ("4 812 nodes grade A, no failing rule"),
+// and each failing rule with its count by role. Memory holds N rows and the tallies, never the
+// fleet: 5 000 nodes cost what 500 do.
+import type { Report, Severity } from '../report/types.ts';
+import { agentRank, failingRules, slimRow, worstFirst, type NodeRow } from './nodes.ts';
+import { TopN } from './top.ts';
+
+type Grade = Report['grade'];
+
+export interface FleetSummary {
+  nodes: number;
+  withAgent: number;
+  noAgent: number;
+  unreadable: number;
+  grades: Record<Grade, number>;
+  /** Nodes on which at least one rule of that severity fails. */
+  failing: Record<Severity, number>;
+}
+
+/** Nodes outside the worst N that look alike: same agent state, grade and failing rules. */
+export interface NodeGroup {
+  count: number;
+  agent: NodeRow['agent'];
+  grade?: Grade;
+  /** The failing rules they share; ["*"] for the catch-all group of a grade. */
+  failing: string[];
+  text: string;
+}
+
+export interface FleetGroup {
+  rule: string;
+  severity: Severity;
+  /** From the agents' annotations or the rule set `report` loaded; absent when neither knows the rule. */
+  category?: string;
+  /** Nodes whose agent reports the rule failing. */
+  count: number;
+  /** Nodes with a readable report, the denominator. */
+  of: number;
+  roles: { role: string; count: number; of: number }[];
+  /** The first few of those nodes, in name order. */
+  examples: string[];
+  /** "etcd-fsync-latency on 3/3 control-plane nodes". */
+  text: string;
+}
+
+export interface FleetOptions {
+  /** Rows kept for the table, worst first; Infinity keeps every node (--all). */
+  limit: number;
+  categoryOf?: (rule: string) => string | undefined;
+}
+
+/** Bounds against hostile annotations and labels: distinct rules, roles and groups tallied. */
+export const MAX_RULES = 500;
+export const MAX_ROLES = 64;
+export const MAX_GROUPS = 256;
+export const MAX_EXAMPLES = 5;
+const OTHER_ROLE = 'other';
+const GRADES: Grade[] = ['F', 'D', 'C', 'B', 'A'];
+const SEVERITY_RANK: Record<Severity, number> = { critical: 0, warning: 1, info: 2 };
+
+interface RuleTally {
+  severity: Severity;
+  category: string | undefined;
+  count: number;
+  byRole: Map<string, number>;
+  examples: string[];
+}
+
+/** "4812" → "4 812". */
+export function spaced(n: number): string {
+  return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ' ');
+}
+
+const nodes = (n: number) => `${spaced(n)} ${n === 1 ? 'node' : 'nodes'}`;
+
+export class FleetTally {
+  readonly summary: FleetSummary = { nodes: 0, withAgent: 0, noAgent: 0, unreadable: 0, grades: { A: 0, B: 0, C: 0, D: 0, F: 0 }, failing: { critical: 0, warning: 0, info: 0 } };
+  private readonly worst: TopN<NodeRow>;
+  private readonly groups = new Map<string, NodeGroup>();
+  private readonly rules = new Map<string, RuleTally>();
+  private readonly roleTotals = new Map<string, number>();
+  private readonly categoryOf: (rule: string) => string | undefined;
+
+  constructor(options: FleetOptions) {
+    this.worst = new TopN(options.limit, worstFirst);
+    this.categoryOf = options.categoryOf ?? (() => undefined);
+  }
+
+  add(row: NodeRow): void {
+    const s = this.summary;
+    s.nodes += 1;
+    if (row.agent === 'ok' && row.report) {
+      s.withAgent += 1;
+      s.grades[row.report.grade] += 1;
+      this.countRoles(row);
+    } else if (row.agent === 'none') s.noAgent += 1;
+    else s.unreadable += 1;
+    const out = this.worst.offer(slimRow(row));
+    if (out) this.group(out);
+  }
+
+  /** The worst nodes kept, worst first. */
+  worstRows(): NodeRow[] {
+    return this.worst.sorted();
+  }
+
+  /** The other nodes in groups: worst grade first, bigger groups first within a grade. */
+  rest(): NodeGroup[] {
+    const grade = (g: NodeGroup) => (g.grade === undefined ? GRADES.length : GRADES.indexOf(g.grade));
+    return [...this.groups.values()].sort((a, b) => agentRank(a.agent) - agentRank(b.agent) || grade(a) - grade(b)
+      || b.count - a.count || (a.text < b.text ? -1 : a.text > b.text ? 1 : 0));
+  }
+
+  /** Failing rules across nodes, most severe and most widespread first. */
+  fleet(): FleetGroup[] {
+    const of = this.summary.withAgent;
+    const groups = [...this.rules].map(([rule, t]): FleetGroup => {
+      const roles = [...t.byRole].sort(([a], [b]) => (a < b ? -1 : 1))
+        .map(([role, count]) => ({ role, count, of: this.roleTotals.get(role) ?? count }));
+      return {
+        rule, severity: t.severity, ...(t.category === undefined ? {} : { category: t.category }),
+        count: t.count, of, roles, examples: t.examples, text: groupText(rule, t.count, of, roles),
+      };
+    });
+    return groups.sort((a, b) => SEVERITY_RANK[a.severity] - SEVERITY_RANK[b.severity] || b.count - a.count || (a.rule < b.rule ? -1 : 1));
+  }
+
+  private roleOf(role: string): string {
+    return this.roleTotals.has(role) || this.roleTotals.size < MAX_ROLES ? role : OTHER_ROLE;
+  }
+
+  private countRoles(row: NodeRow): void {
+    const roles = [...new Set(row.roles.map((r) => this.roleOf(r)))];
+    for (const role of roles) this.roleTotals.set(role, (this.roleTotals.get(role) ?? 0) + 1);
+    const failing = failingRules(row);
+    for (const severity of new Set(failing.map((e) => e.severity))) this.summary.failing[severity] += 1;
+    for (const entry of failing) {
+      let tally = this.rules.get(entry.rule);
+      if (!tally) {
+        if (this.rules.size >= MAX_RULES) continue;
+        tally = { severity: entry.severity, category: entry.category ?? this.categoryOf(entry.rule), count: 0, byRole: new Map(), examples: [] };
+        this.rules.set(entry.rule, tally);
+      }
+      tally.count += 1;
+      for (const role of roles) tally.byRole.set(role, (tally.byRole.get(role) ?? 0) + 1);
+      if (tally.examples.length < MAX_EXAMPLES) tally.examples.push(row.name);
+    }
+  }
+
+  private group(row: NodeRow): void {
+    const grade = row.agent === 'ok' ? row.report?.grade : undefined;
+    let failing = row.agent === 'ok' ? failingRules(row).map((e) => e.rule).sort() : [];
+    let key = `${row.agent}|${grade ?? ''}|${failing.join(',')}`;
+    if (!this.groups.has(key) && this.groups.size >= MAX_GROUPS) {
+      failing = ['*'];
+      key = `${row.agent}|${grade ?? ''}|*`;
+    }
+    const group = this.groups.get(key) ?? { count: 0, agent: row.agent, ...(grade ? { grade } : {}), failing, text: '' };
+    group.count += 1;
+    group.text = groupLabel(group);
+    this.groups.set(key, group);
+  }
+}
+
+function groupLabel(g: NodeGroup): string {
+  if (g.agent === 'none') return `${nodes(g.count)} without agent (no report annotation)`;
+  if (g.agent === 'unreadable') return `${nodes(g.count)} with an unreadable report annotation`;
+  const failing = g.failing[0] === '*' ? 'failing other sets of rules' : g.failing.length > 0 ? `failing ${g.failing.join(', ')}` : 'no failing rule';
+  return `${nodes(g.count)} grade ${g.grade}, ${failing}`;
+}
+
+function groupText(rule: string, count: number, of: number, roles: FleetGroup['roles']): string {
+  const plural = (n: number) => (n === 1 ? 'node' : 'nodes');
+  const shared = roles.filter((role) => role.count === count);
+  if (shared.length > 0) {
+    const role = shared.sort((a, b) => a.of - b.of)[0] as FleetGroup['roles'][number];
+    return `${rule} on ${spaced(count)}/${spaced(role.of)} ${role.role} ${plural(role.of)}`;
+  }
+  return `${rule} on ${spaced(count)}/${spaced(of)} ${plural(of)} (${roles.map((role) => `${spaced(role.count)} ${role.role}`).join(', ')})`;
+}

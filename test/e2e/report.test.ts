@@ -1,0 +1,132 @@
+// `report` over Nodes annotated by the agent itself: four bundled agents (`agent --once`, each with
+// its node's pod-bound token and a fixture host tree) publish on a real kube-apiserver, one Node has
+// no agent; `report`, run with the README's RBAC, must print what the Nodes carry, field by field,
+// and the failing rules counted across them; the server's audit log shows reads only, all granted.
+// (The cluster checks - Tekton, CSI sidecars, logs through the kubelet - are proven on the real
+// server in test/cluster/report.test.ts.)
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parse } from 'yaml';
+import type { ClusterReport } from '../../src/cluster/report.ts';
+import { REPORT_KEY } from '../../src/publish/annotations.ts';
+import { auditArgs, describeRequests, type AuditLog } from '../helpers/audit.ts';
+import { AgentProcess, buildApp } from '../helpers/bundled-agent.ts';
+import { ControlPlane, realServerTier } from '../helpers/control-plane.ts';
+import { createReadyNode } from '../helpers/kube-objects.ts';
+import { BASE, REPO } from '../helpers/manifests.ts';
+import { agentIdentity, applyKustomization, daemonSetRun } from '../helpers/shipped.ts';
+
+const REPORTER = 'ci-reporter';
+const TOKEN = 'report-e2e-token-0123456789abcdef';
+const CP = 'node-role.kubernetes.io/control-plane';
+/** Node → the fixture host its agent scans (cp-* get the control-plane label). */
+const AGENTS: Record<string, string> = {
+  'cp-1': 'etcd-lvm-chain', 'cp-2': 'rke2-server', 'worker-1': 'intel-pstate-epp-power', 'worker-2': 'seed-000-before',
+};
+const NO_AGENT = 'worker-3';
+
+/** The ClusterRole the README gives for `report` (section "Cluster view"), as written there. */
+async function readmeReportRules(): Promise<unknown[]> {
+  const readme = await readFile(path.join(REPO, 'README.md'), 'utf8');
+  const block = /```yaml\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf('**RBAC** for `report`')))?.[1];
+  assert.ok(block, 'README has the RBAC block for report');
+  return parse(block).rules;
+}
+
+describe('report over Nodes the bundled agent annotated, on a real kube-apiserver', realServerTier(), () => {
+  let cp: ControlPlane;
+  let audit: AuditLog;
+  let tmp: string;
+  let bundle: string;
+  let kubeconfig: string;
+
+  before(async () => {
+    tmp = await mkdtemp(path.join(tmpdir(), 'nta-report-e2e-'));
+    const auditing = await auditArgs(tmp, [REPORTER]);
+    audit = auditing.log;
+    [cp, bundle] = await Promise.all([
+      ControlPlane.start({ apiserverArgs: auditing.args, extraTokens: [{ token: TOKEN, user: REPORTER }] }),
+      buildApp(path.join(tmp, 'app')),
+    ]);
+    const applied = await applyKustomization(cp, BASE, ['ServiceMonitor', 'PrometheusRule']);
+    assert.equal(applied.code, 0, applied.stderr);
+    await cp.must('POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles',
+      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'node-tuning-advisor-report' }, rules: await readmeReportRules() });
+    await cp.must('POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
+      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'node-tuning-advisor-report' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'node-tuning-advisor-report' },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: REPORTER }],
+    });
+    kubeconfig = await cp.writeKubeconfig(path.join(tmp, 'reporter.kubeconfig'), REPORTER, TOKEN);
+    for (const name of [...Object.keys(AGENTS), NO_AGENT]) await createReadyNode(cp, name, name.startsWith('cp-') ? { labels: { [CP]: '' } } : {});
+    await Promise.all(Object.entries(AGENTS).map(async ([node, host]) => {
+      const identity = await agentIdentity(cp, node, tmp);
+      const run = await daemonSetRun(cp, 'node-tuning-advisor', { node, hostRoot: path.join(REPO, 'test/fixtures/hosts', host), rulesDir: path.join(tmp, `rules-${node}`), kubeconfig: identity.kubeconfig });
+      // --probe-interval off: on a control-plane host the fsync probe would write 22 MiB into the fixture's etcd dir.
+      const once = AgentProcess.start(bundle, [...run.args, '--once', '--probe-interval=off'], run.env);
+      assert.equal(await once.wait(), 0, `${node}: ${once.log}`);
+    }));
+    // RBAC takes a moment: wait until the reporter may list nodes.
+    for (let i = 0; i < 100 && (await cp.request('GET', '/api/v1/nodes?limit=1', undefined, { token: TOKEN })).status !== 200; i++) await new Promise((r) => setTimeout(r, 100));
+  });
+  after(async () => {
+    await cp?.stop();
+    if (tmp) await rm(tmp, { recursive: true, force: true });
+  });
+
+  const runReport = async (...args: string[]) => {
+    const since = Date.now();
+    const proc = AgentProcess.start(bundle, ['report', `--kubeconfig=${kubeconfig}`, ...args], {});
+    const code = await proc.wait();
+    return { code, out: proc.log, requests: await audit.requests((r) => r.user === REPORTER && r.at >= since) };
+  };
+  /** The report annotation each agent left on its Node, as the server holds it (parsed as plain JSON). */
+  const published = async (): Promise<Map<string, any>> => {
+    const nodes = (await cp.must('GET', '/api/v1/nodes')).items as any[];
+    return new Map(nodes.map((n) => [n.metadata.name, n.metadata.annotations?.[REPORT_KEY] === undefined ? undefined : JSON.parse(n.metadata.annotations[REPORT_KEY])]));
+  };
+
+  test('JSON: every node as its agent published it, failing rules counted across them; reads only, all granted', async () => {
+    const { code, out, requests } = await runReport('--output=json', '--fail-on=never');
+    assert.equal(code, 0, out);
+    const report = JSON.parse(out) as ClusterReport;
+    const carried = await published();
+    assert.equal(report.nodes.length, carried.size);
+    for (const [name, annotation] of carried) {
+      const row = report.nodes.find((r) => r.name === name);
+      if (annotation === undefined) {
+        assert.equal(row?.agent, 'none', name);
+        continue;
+      }
+      assert.equal(row?.agent, 'ok', name);
+      for (const [key, value] of Object.entries(annotation)) assert.deepEqual((row?.report as any)?.[key], value, `${name}: ${key} is what the Node carries`);
+      assert.deepEqual(row?.roles, name.startsWith('cp-') ? ['control-plane'] : ['worker']);
+    }
+    const failingOn = (rule: string) => [...carried].filter(([, a]) => a?.rules.some((r: any) => r.rule === rule && r.status === 'fail')).map(([n]) => n);
+    assert.ok(report.fleet.length > 0, 'the fixtures fail rules');
+    for (const group of report.fleet) {
+      assert.equal(group.count, failingOn(group.rule).length, group.rule);
+      assert.ok(group.examples.every((n) => failingOn(group.rule).includes(n)), group.rule);
+      assert.equal(group.of, Object.keys(AGENTS).length);
+    }
+    assert.deepEqual(requests.filter((r) => !['list', 'get'].includes(r.verb)), [], 'reads only');
+    assert.deepEqual(requests.filter((r) => r.code === 401 || r.code === 403), [], `the README's RBAC grants every request\n${describeRequests(requests)}`);
+    assert.deepEqual(requests.filter((r) => r.code >= 400).map((r) => `${r.path} ${r.code}`), ['/apis/tekton.dev/v1/pipelineruns 404'], 'Tekton is not installed here');
+    assert.equal(requests.filter((r) => /^\/api\/v1\/nodes\/./.test(r.path)).length, 0, 'no request per node');
+  });
+
+  test('the table shows each node\'s score and grade as its annotation says, in 80 columns', async () => {
+    const { out } = await runReport('--all', '--fail-on=never');
+    const lines = out.split('\n');
+    assert.deepEqual(lines.filter((l) => [...l].length > 80), []);
+    for (const [name, annotation] of await published()) {
+      const row = lines.find((l) => l.startsWith(`${name} `));
+      assert.ok(row, `a row for ${name}:\n${out}`);
+      if (annotation === undefined) assert.match(row, /no agent/);
+      else assert.match(row, new RegExp(`\\s${annotation.score}\\s+${annotation.grade}\\b`), row);
+    }
+  });
+});
