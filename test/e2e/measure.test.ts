@@ -1,10 +1,10 @@
 // `measure pod-startup` on a real control plane (kube-apiserver, kube-scheduler, kube-controller-
 // manager), run as a child process with a token bound only to manifests/measure/clusterrole.yaml,
-// while the test plays the kubelet on two nodes (test/helpers/kubelet.ts). The kubelet writes each
+// while the test plays the kubelet on three nodes (test/helpers/kubelet.ts). The kubelet writes each
 // pod's status with planned timestamps, late enough that the agent's phase code takes the API's
 // times: the kubelet's phases are exact whatever the load. Scheduling and total are checked against
 // when the API server received each create (its audit log) and when the test saw the bind.
-// The two nodes' runs go on at once (two chains of subtests), to keep the file short.
+// The three nodes' runs go on at once (three chains of subtests), to keep the file short.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -56,7 +56,7 @@ describe('measure pod-startup on a real control plane: the test plays the kubele
     audit = audited.log;
     cp = await ControlPlane.start({ scheduler: true, controllerManager: true, apiserverArgs: audited.args });
     for (const node of ['measure-a', 'measure-b', 'measure-c']) await createReadyNode(cp, node);
-    for (const node of ['measure-a', 'measure-b']) kubelets[node] = await FakeKubelet.start(cp, node, { script: (pod) => scripts[node]?.(pod) });
+    for (const node of ['measure-a', 'measure-b', 'measure-c']) kubelets[node] = await FakeKubelet.start(cp, node, { script: (pod) => scripts[node]?.(pod) });
     await cp.must('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'measure-ci' } });
     const role = parseYaml(await readFile(ROLE_FILE, 'utf8'));
     kubeconfigs.runner = await identity('runner', role);
@@ -77,7 +77,7 @@ describe('measure pod-startup on a real control plane: the test plays the kubele
     return run;
   }
 
-  test('two nodes at once', { concurrency: true }, async (t) => {
+  test('three nodes at once', { concurrency: true }, async (t) => {
     await Promise.all([
       t.test('measure-a: phases match the injected delays within 250 ms (scheduler placement), then --compare after a fix', async (t) => {
         // Before: CONFIG_HZ 250 and the seed's default client limits; containers take 3-5 s to start.
@@ -161,7 +161,7 @@ describe('measure pod-startup on a real control plane: the test plays the kubele
         await cleanedUp(cp, namespace);
         namespaces.push('nta-measure-left1');
       }),
-      t.test('measure-c: clear errors before anything is created', async () => {
+      t.test('measure-c: clear errors before anything is created; then on a terminal, the leftover prompt and the progress line', async (t) => {
         const missing = await measure(['--node', 'nope']);
         assert.equal(missing.code, 2);
         assert.match(missing.stderr, /node "nope" does not exist \(nodes: measure-a, measure-b, measure-c\); --node takes a name from kubectl get nodes/);
@@ -184,24 +184,23 @@ describe('measure pod-startup on a real control plane: the test plays the kubele
         assert.equal(refused.code, 2);
         assert.match(refused.stderr, /missing permission: delete namespaces \(to clean up\); bind the ClusterRole node-tuning-advisor-measure/);
         assert.deepEqual(await audit.requests((r) => r.user === LIMITED && r.verb === 'create' && !r.path.includes('selfsubjectaccessreviews')), [], 'nothing created');
+
+        // On a terminal: the leftover prompt, and the progress line rewritten in place.
+        await earlierRun(cp, 'nta-measure-left2', 'measure-c', Date.now() - 7_200_000, Date.now() - 6_000_000);
+        scripts['measure-c'] = () => ({ initMs: 0, createMs: 1000, readyMs: 0 });
+        const run = await cliInTerminal(t, ['measure', 'pod-startup', '--node', 'measure-c', '--pods', '3'], 100,
+          { KUBECONFIG: kubeconfigs.runner, HOME: tmp }, { after: /left over by an interrupted run: namespace nta-measure-left2[^]*Delete it\? \[y\/N\] $/, input: 'y\n' });
+        if (!run) return;
+        assert.equal(run.code, 0, run.raw);
+        assert.match(run.raw, /deleted the leftover namespace nta-measure-left2/);
+        assert.match(run.raw, /\r\u001b\[K[0-3]\/3 ready, \d+ s \(3 scheduled, [0-3] started\)/, 'the progress line, redrawn in place');
+        assert.match(run.raw, /\r\u001b\[KPod start-up on node measure-c: 3 pods at once/, 'the line erased before the result');
+        // What the screen keeps of each line: the text after its last carriage return (each redraw erases the line).
+        const screen = run.raw.split('\n').map((line) => stripAnsi(line.slice(line.lastIndexOf('\r') + 1)));
+        for (const line of screen) assert.ok(columnsOf(line) <= 100, line);
+        namespaces.push('nta-measure-left2', /namespace (nta-measure-\w+) deleted/.exec(run.raw)?.[1] as string);
       }),
     ]);
-  });
-
-  test('on a terminal: the leftover prompt, and the progress line rewritten in place', async (t) => {
-    await earlierRun(cp, 'nta-measure-left2', 'measure-a', Date.now() - 7_200_000, Date.now() - 6_000_000);
-    scripts['measure-a'] = () => ({ initMs: 0, createMs: 1000, readyMs: 0 });
-    const run = await cliInTerminal(t, ['measure', 'pod-startup', '--node', 'measure-a', '--pods', '3'], 100,
-      { KUBECONFIG: kubeconfigs.runner, HOME: tmp }, { after: /left over by an interrupted run: namespace nta-measure-left2[^]*Delete it\? \[y\/N\] $/, input: 'y\n' });
-    if (!run) return;
-    assert.equal(run.code, 0, run.raw);
-    assert.match(run.raw, /deleted the leftover namespace nta-measure-left2/);
-    assert.match(run.raw, /\r\u001b\[K[0-3]\/3 ready, \d+ s \(3 scheduled, [0-3] started\)/, 'the progress line, redrawn in place');
-    assert.match(run.raw, /\r\u001b\[KPod start-up on node measure-a: 3 pods at once/, 'the line erased before the result');
-    // What the screen keeps of each line: the text after its last carriage return (each redraw erases the line).
-    const screen = run.raw.split('\n').map((line) => stripAnsi(line.slice(line.lastIndexOf('\r') + 1)));
-    for (const line of screen) assert.ok(columnsOf(line) <= 100, line);
-    namespaces.push('nta-measure-left2', /namespace (nta-measure-\w+) deleted/.exec(run.raw)?.[1] as string);
   });
 
   test('every run left nothing behind; the ClusterRole grants exactly what the runs used (audit log)', async () => {
