@@ -40,7 +40,7 @@ Commands:
   agent             publish to this node's Node object on an interval (annotations, Events, metrics)
   report            the cluster view: all nodes' results, worst first, plus cluster-scope checks
   describe NODE     one node's findings as its agent published them, and its Events
-  measure pod-startup  N pods at once on a node: each start-up phase timed, before/after a fix
+  measure           pod-startup: N pods at once on a node, each phase timed; before/after a fix
 
 Run "node-tuning-advisor <command> --help" for a command's flags.
 `;
