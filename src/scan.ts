@@ -2,52 +2,19 @@
 import os from 'node:os';
 import { collectFacts, type CollectOptions } from './facts/collect.ts';
 import { HostRoot } from './host/host-root.ts';
-import { applyOverrides, evaluateRules, type EffectiveRule } from './rules/engine.ts';
-import { BUNDLED_RULES_DIR, formatRuleError, loadRules } from './rules/load.ts';
+import { evaluateRules, type EffectiveRule } from './rules/engine.ts';
+import { loadRuleSet, type RuleSelection } from './rules/rule-set.ts';
 import { gradeOf, scoreOf } from './report/score.ts';
 import { REPORT_SCHEMA_VERSION, type Finding, type FindingStatus, type Report } from './report/types.ts';
 import type { FactSet } from './facts/fact-set.ts';
-import type { RuleScope } from './rules/schema.ts';
+import { InputError } from './input-error.ts';
 
-/** Bad input the user can fix (a flag, a path, a rule file): exit code 2, message without a stack. */
-export class InputError extends Error {
-  override name = 'InputError';
-}
-
-export interface RuleSelection {
-  /** Extra rule directories or files, after the bundled ones. */
-  ruleLocations?: string[];
-  /** False to load only ruleLocations. */
-  bundledRules?: boolean;
-  /** Evaluate only these rule ids. */
-  only?: string[];
-  /** Keep only rules of this scope (node: scan/agent, cluster: report); all scopes when unset. */
-  scope?: RuleScope;
-}
+export { InputError } from './input-error.ts';
+export { loadRuleSet, type RuleSelection } from './rules/rule-set.ts';
 
 export interface ScanOptions extends RuleSelection, CollectOptions {
   hostRoot: string;
   nodeName?: string;
-}
-
-export async function loadRuleSet(selection: RuleSelection): Promise<EffectiveRule[]> {
-  const locations = [...(selection.bundledRules === false ? [] : [BUNDLED_RULES_DIR]), ...(selection.ruleLocations ?? [])];
-  const loaded = await loadRules(locations);
-  if (loaded.errors.length > 0) {
-    throw new InputError(`invalid rules:\n${loaded.errors.map((error) => `  ${formatRuleError(error)}`).join('\n')}`);
-  }
-  const inScope = (rule: { scope?: RuleScope }) => selection.scope === undefined || (rule.scope ?? 'node') === selection.scope;
-  let rules = applyOverrides(loaded.rules, loaded.overrides).filter(inScope);
-  if (selection.only && selection.only.length > 0) {
-    const unknown = selection.only.filter((id) => !loaded.rules.some((rule) => rule.id === id && inScope(rule)));
-    if (unknown.length > 0) {
-      const otherScope = unknown.filter((id) => loaded.rules.some((rule) => rule.id === id));
-      const hint = otherScope.length > 0 ? `; ${otherScope.join(', ')} ${otherScope.length > 1 ? 'are not' : 'is not a'} ${selection.scope}-scope rule${otherScope.length > 1 ? 's' : ''}` : '';
-      throw new InputError(`--only names unknown rule ids: ${unknown.join(', ')}${hint} (see: node-tuning-advisor rules list)`);
-    }
-    rules = rules.filter((rule) => selection.only?.includes(rule.id));
-  }
-  return rules;
 }
 
 export async function openHost(hostRoot: string): Promise<HostRoot> {

@@ -1,6 +1,6 @@
 // What a command needs from the process, passed in so tests can capture it.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { InputError } from '../scan.ts';
+import { InputError } from '../input-error.ts';
 
 export interface Io {
   stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };

@@ -1,24 +1,23 @@
 // Command dispatch. Every error a user can cause ends here as one clear sentence and exit code 2.
 import { createRequire } from 'node:module';
-import { InputError } from '../scan.ts';
-import { factsCommand } from './commands/facts.ts';
-import { probeCommand } from './commands/probe.ts';
-import { explainCommand } from './commands/explain.ts';
-import { rulesCommand } from './commands/rules.ts';
-import { scanCommand } from './commands/scan.ts';
+import { InputError } from '../input-error.ts';
 import { EXIT_INPUT, EXIT_OK, type Command, type Io } from './io.ts';
 import { stripControls } from './terminal-safe.ts';
 
 /** The hidden command the kubectl plugin's bin runs: `kubectl node-tuning X` = `node-tuning-advisor kubectl-plugin X`. */
 export const PLUGIN_COMMAND = 'kubectl-plugin';
 
+/**
+ * Command name → its module, imported only when that command runs: `--version` loads nothing,
+ * `scan` never loads the Kubernetes client or prom-client. In the bundle each command is a chunk
+ * of its own (scripts/bundle.ts; test/unit/bundle.test.ts checks what each command loads).
+ */
 const COMMANDS: Record<string, Command> = {
-  scan: scanCommand,
-  facts: factsCommand,
-  rules: rulesCommand,
-  explain: explainCommand,
-  probe: probeCommand,
-  // The commands that talk to Kubernetes load the client only when they run: scan never needs it.
+  scan: async (args, io) => (await import('./commands/scan.ts')).scanCommand(args, io),
+  facts: async (args, io) => (await import('./commands/facts.ts')).factsCommand(args, io),
+  rules: async (args, io) => (await import('./commands/rules.ts')).rulesCommand(args, io),
+  explain: async (args, io) => (await import('./commands/explain.ts')).explainCommand(args, io),
+  probe: async (args, io) => (await import('./commands/probe.ts')).probeCommand(args, io),
   agent: async (args, io) => (await import('./commands/agent.ts')).agentCommand(args, io),
   report: async (args, io) => (await import('./commands/report.ts')).reportCommand(args, io),
   describe: async (args, io) => (await import('./commands/describe.ts')).describeCommand(args, io),
@@ -63,7 +62,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     io.stdout.write(version());
     return EXIT_OK;
   }
-  const command = COMMANDS[name];
+  const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (!command) {
     io.stderr.write(`node-tuning-advisor: unknown command "${name}"\n\n${USAGE}`);
     return EXIT_INPUT;

@@ -2,8 +2,8 @@
 // or a config file, so it is hostile: only loopback or this node's own addresses (no names, no DNS),
 // no redirects, no compressed bodies (a gzip bomb costs nothing to send), the body capped while it
 // streams in, and one deadline for the whole exchange (a trickling server cannot hold the scan).
-import { request } from 'node:http';
-import { isIP } from 'node:net';
+// node:http and node:net are taken on the first fetch (process.getBuiltinModule): a scan of a host
+// without etcd, and `rules`, never pay their start-up cost.
 import os from 'node:os';
 
 export type LocalFetch = { ok: true; text: string; url: string } | { ok: false; reason: string; url: string };
@@ -29,7 +29,7 @@ function isLoopback(ip: string): boolean {
 export function localTarget(hostname: string, ownAddresses: string[]): { ip: string } | { reason: string } {
   const host = hostname.replace(/^\[(.*)\]$/, '$1');
   if (host === 'localhost') return { ip: '127.0.0.1' };
-  if (isIP(host) === 0) return { reason: `${hostname} is a name, not an address: only loopback or this node's own addresses are called` };
+  if (process.getBuiltinModule('node:net').isIP(host) === 0) return { reason: `${hostname} is a name, not an address: only loopback or this node's own addresses are called` };
   if (isLoopback(host) || ownAddresses.includes(host)) return { ip: host };
   return { reason: `${host} is not loopback nor an address of this node` };
 }
@@ -47,7 +47,7 @@ export function fetchLocalText(url: string, options: LocalFetchOptions = {}): Pr
   if ('reason' in target) return Promise.resolve({ ok: false, url, reason: `${url} not fetched: ${target.reason}` });
   return new Promise((resolve) => {
     const fail = (reason: string): void => { req.destroy(); resolve({ ok: false, url, reason: `${url} ${reason}` }); };
-    const req = request({
+    const req = process.getBuiltinModule('node:http').request({
       host: target.ip, port: parsed.port || 80, path: `${parsed.pathname}${parsed.search}`, method: 'GET',
       headers: { host: parsed.host, accept: 'text/plain', 'accept-encoding': 'identity' },
       signal: AbortSignal.timeout(options.timeoutMs ?? 3000),

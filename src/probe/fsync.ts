@@ -5,12 +5,13 @@
 // It runs as root in directories other programs use, so nothing is done by path twice: the directory
 // is opened and checked once (owner, mode) and named through its descriptor from then on; the file is
 // created new (O_CREAT|O_EXCL|O_NOFOLLOW) and preallocated, written and synced through one descriptor.
-import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+// child_process, crypto and worker_threads are taken when a probe runs (process.getBuiltinModule):
+// every scan loads this module for its collector, few run the probe, and each built-in module costs
+// start-up time, more under `node --lite-mode`, which compiles them without Node's code cache.
 import { constants as fsConstants, unlinkSync } from 'node:fs';
 import { lstat, open, readdir, statfs, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { trustedCommand } from '../host/exec.ts';
 import type { WorkerJob, WorkerMessage } from './fsync-worker.ts';
 import { latencySummary, type LatencySummary } from './percentiles.ts';
@@ -120,7 +121,7 @@ export function insideEtcdMember(dir: string): boolean {
 /** Runs a command with `stdin` as its standard input; its exit status and (bounded) stderr. */
 function run(file: string, args: string[], stdin: number, timeoutMs: number): Promise<{ status: number | null; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(file, args, { stdio: [stdin, 'ignore', 'pipe'], timeout: timeoutMs, env: { LC_ALL: 'C' } });
+    const child = process.getBuiltinModule('node:child_process').spawn(file, args, { stdio: [stdin, 'ignore', 'pipe'], timeout: timeoutMs, env: { LC_ALL: 'C' } });
     let stderr = '';
     child.stderr?.on('data', (chunk: Buffer) => { if (stderr.length < 4096) stderr += chunk.toString('utf8'); });
     child.on('error', (error) => resolve({ status: null, stderr: error.message }));
@@ -143,6 +144,7 @@ async function preallocate(handle: FileHandle, sizeBytes: number, useFallocate: 
 }
 
 function runWorker(job: WorkerJob, onProgress?: (done: number, total: number) => void): { worker: Worker; done: Promise<WorkerMessage> } {
+  const { Worker } = process.getBuiltinModule('node:worker_threads');
   const worker = new Worker(new URL('./fsync-worker.ts', import.meta.url), { workerData: job });
   const done = new Promise<WorkerMessage>((resolve) => {
     worker.on('message', (message: WorkerMessage) => {
@@ -251,7 +253,7 @@ async function probeIn(
     const mib = (n: number): string => (n / 1024 / 1024).toFixed(1);
     return failureFor(dir, 'ENOSPC', `${dir} has ${mib(free)} MiB free, the probe needs ${mib(sizeBytes + FREE_SPACE_MARGIN)} MiB`, stale);
   }
-  const file = path.join(probeDir.at, `${PROBE_FILE_PREFIX}${process.pid}-${randomBytes(4).toString('hex')}.tmp`);
+  const file = path.join(probeDir.at, `${PROBE_FILE_PREFIX}${process.pid}-${process.getBuiltinModule('node:crypto').randomBytes(4).toString('hex')}.tmp`);
   let worker: Worker | undefined;
   // Before the file exists: a SIGTERM as soon as it appears must find the handler in place.
   const detach = cleanupOnSignals(file, () => worker);

@@ -4,11 +4,13 @@ import { constants as fsConstants } from 'node:fs';
 import { open, readdir, realpath, stat, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Ajv, type ErrorObject } from 'ajv';
+import type { ErrorObject } from 'ajv';
 import { isMap, isNode, isPair, isScalar, LineCounter, parseAllDocuments, type Document } from 'yaml';
 import { errorCode } from '../host/host-root.ts';
 import { fileTypeOf } from '../host/read-failure.ts';
-import { conditionSchema, ruleFileSchema, type RuleDefinition, type RuleOverride } from './schema.ts';
+import { validateRuleFile } from './file-validator.ts';
+import { knownRuleFile } from './known-rule-files.ts';
+import type { RuleDefinition, RuleOverride } from './schema.ts';
 import { crossFileErrors, ruleErrors } from './validate.ts';
 
 export const MAX_RULE_FILE_BYTES = 1024 * 1024;
@@ -41,10 +43,6 @@ export interface RuleLoadResult {
 export function formatRuleError(error: RuleFileError): string {
   return `${error.file}:${error.line}:${error.col}: ${error.key ? `${error.key}: ` : ''}${error.message}`;
 }
-
-const ajv = new Ajv({ allErrors: true, strict: false });
-ajv.addSchema(conditionSchema);
-const validateFile = ajv.compile(ruleFileSchema);
 
 /** Each entry may be a directory (its *.yaml / *.yml files, sorted) or a single file. */
 export async function loadRules(locations: string[]): Promise<RuleLoadResult> {
@@ -93,7 +91,8 @@ async function readRuleFile(file: string): Promise<{ text: string } | { message:
     handle = await open(file, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
     const info = await handle.stat();
     if (!info.isFile()) return { message: `${fileTypeOf(info)}, not a regular file; --rules takes YAML files or directories of them` };
-    const data = Buffer.alloc(MAX_RULE_FILE_BYTES + 1);
+    // Not zero-filled: only the bytes read are used (a zeroed 1 MiB per file is pages touched for nothing).
+    const data = Buffer.allocUnsafe(MAX_RULE_FILE_BYTES + 1);
     let size = 0;
     while (size < data.length) {
       const { bytesRead } = await handle.read(data, size, data.length - size, null);
@@ -109,19 +108,34 @@ async function readRuleFile(file: string): Promise<{ text: string } | { message:
   }
 }
 
+/** What one rule file's text holds, without the file's name: rules and overrides with their lines, or errors. */
+export interface ParsedRuleFile {
+  rules: Omit<LoadedRule, 'file'>[];
+  overrides: Omit<LoadedOverride, 'file'>[];
+  errors: Omit<RuleFileError, 'file'>[];
+}
+
 async function loadFile(file: string, result: RuleLoadResult): Promise<void> {
   const read = await readRuleFile(file);
   if ('message' in read) {
     result.errors.push({ file, line: 0, col: 0, key: '', message: read.message });
     return;
   }
-  const { text } = read;
+  const parsed = knownRuleFile(read.text) ?? parseRuleText(read.text);
+  for (const rule of parsed.rules) result.rules.push({ ...rule, file } as LoadedRule);
+  for (const override of parsed.overrides) result.overrides.push({ ...override, file } as LoadedOverride);
+  for (const error of parsed.errors) result.errors.push({ ...error, file });
+}
+
+/** Parses and checks one rule file's text (YAML, schema, semantic checks). */
+export function parseRuleText(text: string): ParsedRuleFile {
+  const file = '';
+  const result: RuleLoadResult = { rules: [], overrides: [], files: [], errors: [] };
   const lineCounter = new LineCounter();
   const parsed = parseAllDocuments(text, { lineCounter, prettyErrors: true });
   const documents: Document[] = 'empty' in parsed ? [] : parsed;
   if (documents.length === 0) {
     result.errors.push({ file, line: 1, col: 1, key: '', message: 'holds no YAML document; expected apiVersion, kind and rules' });
-    return;
   }
   for (const doc of documents) {
     if (doc.errors.length > 0) {
@@ -139,9 +153,9 @@ async function loadFile(file: string, result: RuleLoadResult): Promise<void> {
       result.errors.push({ file, line: 1, col: 1, key: '', message: (error as Error).message.split('\n')[0] as string });
       continue;
     }
-    if (!validateFile(data)) {
+    if (!validateRuleFile(data)) {
       const kind = (data as { kind?: unknown } | null)?.kind;
-      for (const error of usefulErrors(validateFile.errors ?? [], kind)) result.errors.push(locate(file, doc, lineCounter, error, kind));
+      for (const error of usefulErrors(validateRuleFile.errors ?? [], kind)) result.errors.push(locate(file, doc, lineCounter, error, kind));
       continue;
     }
     const semantic = semanticErrorsIn(data as Record<string, unknown>);
@@ -150,6 +164,8 @@ async function loadFile(file: string, result: RuleLoadResult): Promise<void> {
     }
     if (semantic.length === 0) collect(file, doc, lineCounter, data as Record<string, unknown>, result);
   }
+  const strip = <T extends { file: string }>({ file: _, ...rest }: T) => rest;
+  return { rules: result.rules.map(strip), overrides: result.overrides.map(strip), errors: result.errors.map(strip) };
 }
 
 function collect(file: string, doc: Document, lines: LineCounter, data: Record<string, unknown>, result: RuleLoadResult): void {

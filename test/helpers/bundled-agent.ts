@@ -7,6 +7,7 @@ import { cp as copy } from 'node:fs/promises';
 import path from 'node:path';
 import { bundleTo } from '../../scripts/bundle.ts';
 import { REPO } from './manifests.ts';
+import { imageEntrypoint, splitNodeCommand } from './shipped-agent.ts';
 
 /** Bundles the CLI into `appDir` the way the Dockerfile lays it out; returns the bundle's path. */
 export async function buildApp(appDir: string): Promise<string> {
@@ -15,6 +16,9 @@ export async function buildApp(appDir: string): Promise<string> {
   await copy(path.join(REPO, 'package.json'), path.join(appDir, 'package.json'));
   return file;
 }
+
+/** The node flags the image runs the bundle with. */
+const IMAGE_NODE_FLAGS = splitNodeCommand(await imageEntrypoint()).nodeFlags;
 
 const METRICS_LINE = /serving \/metrics, \/healthz, \/readyz on ([\d.]+:\d+)/;
 
@@ -30,10 +34,13 @@ export class AgentProcess {
     this.exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve(code ?? (signal ? 128 : null))));
   }
 
-  /** Runs `node BUNDLE ARGS` with only PATH and `env` in its environment (a container's is as bare). */
+  /**
+   * Runs `node FLAGS BUNDLE ARGS`, FLAGS being the image's (the Dockerfile's ENTRYPOINT: --lite-mode),
+   * with only PATH and `env` in its environment (a container's is as bare).
+   */
   static start(bundle: string, args: string[], env: Record<string, string> = {}): AgentProcess {
     // setpriv --pdeathsig: if the test process dies without its after-hook, the agent dies too.
-    const argv = [process.execPath, bundle, ...args];
+    const argv = [process.execPath, ...IMAGE_NODE_FLAGS, bundle, ...args];
     const [command, rest] = existsSync('/usr/bin/setpriv') ? ['/usr/bin/setpriv', ['--pdeathsig', 'KILL', '--', ...argv]] : [argv[0] as string, argv.slice(1)];
     const child = spawn(command, rest, {
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env }, stdio: ['ignore', 'pipe', 'pipe'],

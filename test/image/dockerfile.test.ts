@@ -10,6 +10,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { validate, ValidationSeverity } from 'dockerfile-utils';
 import { hostPath, parseDockerfile, replayStage, type Stage, type StageRun } from '../helpers/dockerfile.ts';
+import { splitNodeCommand } from '../helpers/shipped-agent.ts';
 
 const REPO = path.resolve(import.meta.dirname, '../..');
 const content = await readFile(path.join(REPO, 'Dockerfile'), 'utf8');
@@ -61,12 +62,14 @@ test('build steps in a clean copy; the runtime files alone run --help, --version
 });
 
 async function runImage(t: { diagnostic(m: string): void }, run: StageRun, stage: Stage): Promise<void> {
-  const [bin, ...entry] = steps(stage, 'ENTRYPOINT').at(-1)?.args ?? [];
-  assert.equal(bin, 'node');
-  const script = hostPath(run, entry[0] as string);
+  // The ENTRYPOINT's node flags (--lite-mode: no WebAssembly, so no type stripping either) apply to every run below.
+  const { nodeFlags, script: entryScript } = splitNodeCommand(steps(stage, 'ENTRYPOINT').at(-1)?.args ?? []);
+  const script = hostPath(run, entryScript);
   await assert.rejects(stat(hostPath(run, '/app/node_modules')), 'no node_modules in the image');
-  t.diagnostic(`bundle ${((await stat(script)).size / 1048576).toFixed(2)} MiB; files: ${(await readdir(hostPath(run, '/app'))).join(' ')}`);
-  const exec = (argv: string[]) => promisify(execFile)(process.execPath, [script, ...argv], { cwd: tmpdir(), env: { ...run.env, PATH: '/usr/bin:/bin' } });
+  const bundleFiles = await readdir(path.dirname(script));
+  const bundleBytes = (await Promise.all(bundleFiles.map(async (f) => (await stat(path.join(path.dirname(script), f))).size))).reduce((a, b) => a + b, 0);
+  t.diagnostic(`bundle ${(bundleBytes / 1048576).toFixed(2)} MiB in ${bundleFiles.length} files; /app: ${(await readdir(hostPath(run, '/app'))).join(' ')}; node ${nodeFlags.join(' ')}`);
+  const exec = (argv: string[]) => promisify(execFile)(process.execPath, [...nodeFlags, script, ...argv], { cwd: tmpdir(), env: { ...run.env, PATH: '/usr/bin:/bin' } });
   assert.match((await exec(['--help'])).stdout, /^Usage: node-tuning-advisor <command>/);
   const pkg = JSON.parse(await readFile(path.join(REPO, 'package.json'), 'utf8')) as { version: string };
   assert.match((await exec(['--version'])).stdout, new RegExp(`^node-tuning-advisor ${pkg.version.replaceAll('.', '\\.')} `));

@@ -1,5 +1,5 @@
 import { BUNDLED_RULES_DIR, formatRuleError, loadRules } from '../../rules/load.ts';
-import { loadRuleSet } from '../../scan.ts';
+import { loadRuleSet } from '../../rules/rule-set.ts';
 import type { Condition } from '../../rules/schema.ts';
 import { isLeaf } from '../../rules/validate.ts';
 import { renderValue } from '../../rules/conditions.ts';
