@@ -4,8 +4,10 @@ import { InputError } from '../input-error.ts';
 
 export interface Io {
   stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
-  stderr: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
   env: NodeJS.ProcessEnv;
+  /** For questions on a terminal (measure's leftover prompt); absent in tests and pipes. */
+  stdin?: NodeJS.ReadableStream & { isTTY?: boolean };
 }
 
 export type Command = (args: string[], io: Io) => Promise<number>;
@@ -55,4 +57,17 @@ export function useColor(io: Io): boolean {
 /** "--only a,b --only c" → ["a", "b", "c"]. */
 export function listFlag(values: string[] | undefined): string[] {
   return (values ?? []).flatMap((value) => value.split(',')).map((value) => value.trim()).filter(Boolean);
+}
+
+const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** "90s", "5m", "1h30m" → milliseconds; names the flag on bad input. Zero ("0", "0s") only where it means "none". */
+export function parseDuration(flag: string, value: string, options: { allowZero?: boolean } = {}): number {
+  if (options.allowZero && value === '0') return 0;
+  const parts = [...value.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)];
+  const total = parts.reduce((sum, [, n, unit]) => sum + Number(n) * (UNITS[unit as string] as number), 0);
+  if (parts.length === 0 || parts.map((p) => p[0]).join('') !== value || total < 0 || (total === 0 && !options.allowZero)) {
+    throw new UsageError(`${flag} "${value}" is not a duration; use e.g. ${options.allowZero ? '0s, ' : ''}30s, 5m, 1h or 1h30m`);
+  }
+  return total;
 }

@@ -6,7 +6,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { ClusterApi, type Paging } from '../cluster/api.ts';
 import type { ClientOptions } from '../kube/client.ts';
-import { configSource } from '../kube/config.ts';
+import { configSource, type ConfigSource } from '../kube/config.ts';
 import { UsageError } from './io.ts';
 
 export const KUBE_FLAGS = {
@@ -27,13 +27,18 @@ export function kubeconfigPath(flag: string | undefined, env: NodeJS.ProcessEnv)
   return existsSync(home) ? home : undefined;
 }
 
+/** Where these flags point (a kubeconfig and context, or the service account); bad flags: exit 2. */
+export function configSourceFrom(values: { kubeconfig?: string; context?: string }, env: NodeJS.ProcessEnv): ConfigSource {
+  const source = configSource(kubeconfigPath(values.kubeconfig, env), env);
+  if (values.context === undefined) return source;
+  if (source.kind !== 'file') throw new UsageError(`--context ${values.context} needs a kubeconfig: pass --kubeconfig FILE or set KUBECONFIG`);
+  return { ...source, context: values.context };
+}
+
 /** The cluster these flags name; a bad kubeconfig or context is the user's to fix: exit 2 with the reason. */
 export function clusterApiFrom(values: { kubeconfig?: string; context?: string }, env: NodeJS.ProcessEnv, opts: ClientOptions = {}, paging?: Paging): ClusterApi {
   try {
-    const source = configSource(kubeconfigPath(values.kubeconfig, env), env);
-    if (values.context === undefined) return ClusterApi.fromSource(source, opts, paging);
-    if (source.kind !== 'file') throw new Error(`--context ${values.context} needs a kubeconfig: pass --kubeconfig FILE or set KUBECONFIG`);
-    return ClusterApi.fromSource({ ...source, context: values.context }, opts, paging);
+    return ClusterApi.fromSource(configSourceFrom(values, env), opts, paging);
   } catch (error) {
     throw new UsageError((error as Error).message);
   }

@@ -21,6 +21,7 @@ const COMMANDS: Record<string, Command> = {
   agent: async (args, io) => (await import('./commands/agent.ts')).agentCommand(args, io),
   report: async (args, io) => (await import('./commands/report.ts')).reportCommand(args, io),
   describe: async (args, io) => (await import('./commands/describe.ts')).describeCommand(args, io),
+  measure: async (args, io) => (await import('./commands/measure.ts')).measureCommand(args, io),
   // What `kubectl node-tuning …` runs (the kubectl-node_tuning bin); not listed in the usage.
   [PLUGIN_COMMAND]: async (args, io) => (await import('./commands/kubectl-plugin.ts')).kubectlPluginCommand(args, io),
 };
@@ -38,6 +39,7 @@ Commands:
   agent             publish to this node's Node object on an interval (annotations, Events, metrics)
   report            the cluster view: all nodes' results, worst first, plus cluster-scope checks
   describe NODE     one node's findings as its agent published them, and its Events
+  measure           pod-startup: N pods at once on a node, each phase timed; before/after a fix
 
 Run "node-tuning-advisor <command> --help" for a command's flags.
 `;
@@ -47,7 +49,10 @@ function version(): string {
   return `node-tuning-advisor ${pkg.version} (Node ${process.version})\n`;
 }
 
-export async function main(argv: string[], io: Io = { stdout: process.stdout, stderr: process.stderr, env: process.env }): Promise<number> {
+// stdin only when asked for: touching process.stdin opens it, which no other command needs.
+const processIo: Io = { stdout: process.stdout, stderr: process.stderr, env: process.env, get stdin() { return process.stdin; } };
+
+export async function main(argv: string[], io: Io = processIo): Promise<number> {
   const [name, ...args] = argv;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     io.stdout.write(USAGE);

@@ -9,7 +9,7 @@ import { decodeList, decodeObject, decodeWatchLine } from './decode.ts';
 import { ContinueExpired, KubeError } from './errors.ts';
 import { readLines } from './http.ts';
 import type { KubeList, KubeObject, WatchEvent } from './objects.ts';
-import { PODS, type ResourceRef } from './resources.ts';
+import { PODS, VERSION, type ResourceRef } from './resources.ts';
 import { DEFAULT_MAX_WATCH_LINE_BYTES, Requests, targetOf, type ClientOptions, type ClientStats, type Query, type Spec } from './requests.ts';
 
 export { DEFAULT_BURST, DEFAULT_QPS, DEFAULT_TIMEOUT_MS, type ClientOptions, type ClientStats, type RequestRecord } from './requests.ts';
@@ -162,9 +162,25 @@ export class KubeClient {
     return { resourceVersion, pages, items: count };
   }
 
-  /** Create; the response may be an object without a name (a review), so only its shape is checked. */
-  create<T extends KubeObject>(ref: ResourceRef, body: KubeObject | Record<string, unknown>, opts: Where = {}): Promise<T> {
-    return this.requests.json('create', { verb: 'create', ref, method: 'POST', body, write: true, ...where(opts) }, (text) => decodeObject<T>(text, false));
+  /** The API server's /version (gitVersion "v1.31.2", …): open to every authenticated user. */
+  async serverVersion(opts: Where = {}): Promise<{ gitVersion: string }> {
+    const info = await this.requests.json('get', { verb: 'get', ref: VERSION, method: 'GET', path: '/version', ...where(opts) },
+      (text) => decodeObject<KubeObject>(text, false));
+    const gitVersion = (info as { gitVersion?: unknown }).gitVersion;
+    if (typeof gitVersion !== 'string' || !/^v?\d{1,3}\.\d{1,4}(\.\d{1,4})?([-+][0-9A-Za-z.+-]{1,60})?$/.test(gitVersion)) {
+      throw new KubeError({ verb: 'get', target: 'version', code: 'malformed', detail: 'malformed /version: no gitVersion like v1.31.2' });
+    }
+    return { gitVersion };
+  }
+
+  /**
+   * Create; the response may be an object without a name (a review), so only its shape is checked.
+   * `onWritten`: the moment the request left (written to the socket), for callers that time it.
+   */
+  create<T extends KubeObject>(ref: ResourceRef, body: KubeObject | Record<string, unknown>, opts: Where & { onWritten?: () => void } = {}): Promise<T> {
+    return this.requests.json('create', {
+      verb: 'create', ref, method: 'POST', body, write: true, ...where(opts), ...(opts.onWritten ? { onWritten: opts.onWritten } : {}),
+    }, (text) => decodeObject<T>(text, false));
   }
 
   /** JSON merge patch (RFC 7386), of the object or a subresource ("status"). */
@@ -179,6 +195,14 @@ export class KubeClient {
     await this.requests.json('delete', {
       verb: 'delete', ref, method: 'DELETE', name, write: true, ...where(opts),
       query: { gracePeriodSeconds: opts.gracePeriodSeconds, propagationPolicy: opts.propagationPolicy },
+    }, () => undefined);
+  }
+
+  /** Deletes every object of a namespace that matches the selector, in one request (graceful, like delete). */
+  async deleteCollection(ref: ResourceRef, opts: DeleteOptions & { namespace: string; labelSelector?: string }): Promise<void> {
+    await this.requests.json('deletecollection', {
+      verb: 'deletecollection', ref, method: 'DELETE', write: true, ...where(opts),
+      query: { labelSelector: opts.labelSelector, gracePeriodSeconds: opts.gracePeriodSeconds, propagationPolicy: opts.propagationPolicy },
     }, () => undefined);
   }
 

@@ -3,7 +3,7 @@
 // stripped of control characters and capped (a proxy may send anything).
 import type { ResourceRef } from './resources.ts';
 
-export type Verb = 'get' | 'list' | 'watch' | 'create' | 'patch' | 'delete' | 'log';
+export type Verb = 'get' | 'list' | 'watch' | 'create' | 'patch' | 'delete' | 'deletecollection' | 'log';
 
 /**
  * What went wrong, as a short token (also a metric label): the HTTP status as a string ('403'), or

@@ -11,6 +11,8 @@ export interface HttpExchange {
   agent: http.Agent;
   body?: Buffer;
   signal: AbortSignal;
+  /** Called when the whole request has been handed to the socket (after connecting, TLS, queueing). */
+  onWritten?: () => void;
 }
 
 /** Why a request was aborted: the reason carried by the AbortSignal, mapped to a KubeError code. */
@@ -32,6 +34,7 @@ export function send(x: HttpExchange): Promise<http.IncomingMessage> {
   return new Promise((resolve, reject) => {
     const headers = { ...x.headers, ...(x.body ? { 'Content-Length': String(x.body.length) } : {}) };
     const req = request(x.url, { method: x.method, headers, agent: x.agent });
+    if (x.onWritten) req.once('finish', x.onWritten);
     const onAbort = (): void => { req.destroy(x.signal.reason); };
     x.signal.addEventListener('abort', onAbort, { once: true });
     req.once('response', (res) => {

@@ -60,6 +60,8 @@ export interface Spec {
   namespace?: string;
   name?: string;
   subresource?: string;
+  /** A path outside the resource tree (/version); `ref` then only names it in errors and counts. */
+  path?: string;
   query?: Query;
   body?: unknown;
   contentType?: string;
@@ -68,6 +70,8 @@ export interface Spec {
   signal?: AbortSignal;
   /** Writes get the stop grace; reads and watches are aborted at once. */
   write?: boolean;
+  /** The request has left: written to the socket (a retry after a 401 calls it again). */
+  onWritten?: () => void;
 }
 
 export interface Open {
@@ -190,6 +194,7 @@ export class Requests {
       this.counters.requests += 1;
       const res = await send({
         method: spec.method, url: this.url(spec), agent: auth.agent, signal: controller.signal, ...(body ? { body } : {}),
+        ...(spec.onWritten ? { onWritten: spec.onWritten } : {}),
         headers: {
           ...auth.headers, Accept: spec.accept ?? JSON_TYPE, 'User-Agent': this.opts.userAgent ?? 'node-tuning-advisor',
           ...(body ? { 'Content-Type': spec.contentType ?? JSON_TYPE } : {}),
@@ -212,7 +217,7 @@ export class Requests {
   private url(spec: Spec): URL {
     let path: string;
     try {
-      path = resourcePath(spec.ref, { namespace: spec.namespace, name: spec.name, subresource: spec.subresource });
+      path = spec.path ?? resourcePath(spec.ref, { namespace: spec.namespace, name: spec.name, subresource: spec.subresource });
     } catch (err) {
       throw new KubeError({ verb: spec.verb, target: targetOf(spec), code: 'invalid', detail: (err as Error).message });
     }

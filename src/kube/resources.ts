@@ -24,6 +24,9 @@ export const PERSISTENTVOLUMECLAIMS = resource('', 'v1', 'persistentvolumeclaims
 export const STORAGECLASSES = resource('storage.k8s.io', 'v1', 'storageclasses', 'StorageClass', false);
 export const CSIDRIVERS = resource('storage.k8s.io', 'v1', 'csidrivers', 'CSIDriver', false);
 export const CSINODES = resource('storage.k8s.io', 'v1', 'csinodes', 'CSINode', false);
+export const SELFSUBJECTACCESSREVIEWS = resource('authorization.k8s.io', 'v1', 'selfsubjectaccessreviews', 'SelfSubjectAccessReview', false);
+/** Not a resource: /version, named so that errors and request counts can say what was asked. */
+export const VERSION = resource('', 'v1', 'version', 'Version', false);
 export const PIPELINERUNS = resource('tekton.dev', 'v1', 'pipelineruns', 'PipelineRun', true);
 export const DEPLOYMENTS = resource('apps', 'v1', 'deployments', 'Deployment', true);
 export const STATEFULSETS = resource('apps', 'v1', 'statefulsets', 'StatefulSet', true);

@@ -2,6 +2,7 @@
 // Pure: no I/O. Limits come from `kubectl describe node`, which prints `key: value` when
 // key+value+2 ≤ 140 bytes and otherwise prints each `\n`-separated line cut to 138 bytes.
 import { SEVERITIES, type Finding, type FindingStatus, type Report, type Severity } from '../report/types.ts';
+import { FACTS_KEY, renderFactsAnnotation } from './fact-annotation.ts';
 import { findingLine, MAX_LINE_BYTES } from './finding-line.ts';
 import { byteLength, oneLine, truncateBytes } from './text-bytes.ts';
 
@@ -131,6 +132,8 @@ function build(report: Report, entries: RuleEntry[], lines: string[], omitted: n
     [SUMMARY_KEY]: renderSummary(report),
     [REPORT_KEY]: renderReportJson(report, entries, omitted),
   };
+  const facts = renderFactsAnnotation(report.facts ?? {});
+  if (facts !== '') annotations[FACTS_KEY] = facts;
   const shown = omitted > 0 ? [...lines, `+${omitted} more not shown (8 KiB limit): run scan on the node`] : lines;
   if (shown.length > 0) annotations[FINDINGS_KEY] = shown.join('\n');
   return annotations;

@@ -24,6 +24,8 @@ export interface StartupOptions {
   /** Pods remembered at once (in flight and finished, until deleted); the oldest are forgotten beyond it. */
   maxTracked?: number;
   onPhase?(phase: StartupPhase, seconds: number): void;
+  /** Every phase of one pod (ms), when it becomes Ready: for callers that report per pod (`measure`). */
+  onPodReady?(uid: string, phases: Record<StartupPhase, number>): void;
 }
 
 interface Tracked {
@@ -32,7 +34,7 @@ interface Tracked {
 }
 
 export class PodStartupTracker {
-  private readonly opts: Required<Omit<StartupOptions, 'onPhase'>> & Pick<StartupOptions, 'onPhase'>;
+  private readonly opts: Required<Omit<StartupOptions, 'onPhase' | 'onPodReady'>> & Pick<StartupOptions, 'onPhase' | 'onPodReady'>;
   private readonly pods = new Map<string, Tracked>();
   readonly windows: Record<StartupPhase, SampleWindow>;
 
@@ -48,6 +50,12 @@ export class PodStartupTracker {
   /** The time this pod was bound to the node (for attach latency), if tracked. */
   scheduledAt(uid: string): number | undefined {
     return this.pods.get(uid)?.at.scheduled;
+  }
+
+  /** The milestones a tracked pod reached so far, as timed (ms); undefined when not tracked. */
+  reached(uid: string): Partial<Record<Milestone, number>> | undefined {
+    const at = this.pods.get(uid)?.at;
+    return at === undefined ? undefined : { ...at };
   }
 
   observe(pod: PodView): void {
@@ -68,7 +76,7 @@ export class PodStartupTracker {
       const t = tracked.at[m];
       if (t !== undefined) { tracked.at[m] = Math.max(t, previous); previous = tracked.at[m] as number; }
     }
-    if (tracked.at.ready !== undefined) this.finish(tracked);
+    if (tracked.at.ready !== undefined) this.finish(pod.uid, tracked);
   }
 
   forget(uid: string): void {
@@ -80,18 +88,21 @@ export class PodStartupTracker {
     return { samples: w.size, p50Ms: round(w.percentile(50)), p99Ms: round(w.percentile(99)) };
   }
 
-  private finish(tracked: Tracked): void {
+  private finish(uid: string, tracked: Tracked): void {
     tracked.done = true;
     const at = tracked.at;
-    for (const [phase, from, to] of PHASES) this.record(phase, at[from], at[to]);
-    this.record('total', at.created, at.ready);
+    const phases: Partial<Record<StartupPhase, number>> = {};
+    for (const [phase, from, to] of PHASES) phases[phase] = this.record(phase, at[from], at[to]);
+    phases.total = this.record('total', at.created, at.ready);
+    if (STARTUP_PHASES.every((p) => phases[p] !== undefined)) this.opts.onPodReady?.(uid, phases as Record<StartupPhase, number>);
   }
 
-  private record(phase: StartupPhase, from: number | undefined, to: number | undefined): void {
-    if (from === undefined || to === undefined) return;
+  private record(phase: StartupPhase, from: number | undefined, to: number | undefined): number | undefined {
+    if (from === undefined || to === undefined) return undefined;
     const ms = Math.max(0, to - from);
     this.windows[phase].push(ms);
     this.opts.onPhase?.(phase, ms / 1000);
+    return ms;
   }
 }
 

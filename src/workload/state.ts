@@ -14,6 +14,7 @@ export interface WorkloadStateOptions {
   windowSize?: number;
   maxTracked?: number;
   onPhase?(phase: StartupPhase, seconds: number): void;
+  onPodReady?(uid: string, phases: Record<StartupPhase, number>): void;
 }
 
 const MAX_DRIVERS = 500;
@@ -43,7 +44,9 @@ export class WorkloadState {
     this.nodeName = opts.nodeName;
     this.now = opts.now ?? Date.now;
     const windowSize = opts.windowSize ?? 1000;
-    this.startup = new PodStartupTracker({ now: this.now, windowSize, maxTracked: opts.maxTracked ?? 2000, onPhase: opts.onPhase });
+    this.startup = new PodStartupTracker({
+      now: this.now, windowSize, maxTracked: opts.maxTracked ?? 2000, onPhase: opts.onPhase, onPodReady: opts.onPodReady,
+    });
     this.attach = new AttachLatencyTracker(windowSize, opts.maxTracked ?? 2000);
   }
 
@@ -75,10 +78,15 @@ export class WorkloadState {
     return this.unsynced[part] === undefined;
   }
 
-  podSeen(pod: unknown): void {
+  /**
+   * A pod as a watch delivered it. `createdAt` (ms) replaces the API's whole-second
+   * creationTimestamp when the caller knows better: `measure` sent the create request itself.
+   */
+  podSeen(pod: unknown, createdAt?: number): void {
     this.lastPodVersion = (pod as Obj | undefined)?.metadata?.resourceVersion;
     const view = podView(pod);
     if (!view) return;
+    if (createdAt !== undefined) view.reached.created = createdAt;
     this.startup.observe(view);
     const boundAt = this.startup.scheduledAt(view.uid);
     if (view.terminal || view.reached.containersStarted !== undefined || view.reached.ready !== undefined) this.attach.podStarted(view.uid);

@@ -167,6 +167,10 @@ describe('kubectl node-tuning, installed from npm pack into a clean prefix', rea
     assert.match(misplaced.stderr, /scan reads this machine, not a cluster, so --kubeconfig does not apply/);
     const unknown = await sh(kubectl, ['node-tuning', 'nodes']);
     assert.equal(unknown.code, 2);
-    assert.match(unknown.stderr, /unknown command "nodes": use report, describe NODE, scan or explain RULE/);
+    assert.match(unknown.stderr, /unknown command "nodes": use report, describe NODE, scan, explain RULE or measure pod-startup/);
+    // measure is in the packed bundle too; its checks run before anything is created.
+    const measure = await sh(kubectl, ['node-tuning', 'measure', 'pod-startup', '--node', 'no-such-node', '--context', 'admin@envtest'], { KUBECONFIG: kubeconfig });
+    assert.equal(measure.code, 2, measure.stderr);
+    assert.match(measure.stderr, /node "no-such-node" does not exist \(nodes: .*\); --node takes a name from kubectl get nodes/);
   });
 });

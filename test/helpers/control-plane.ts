@@ -50,6 +50,8 @@ export interface ControlPlaneOptions {
   controllerManager?: boolean;
   /** Extra kube-apiserver flags, e.g. ['--audit-policy-file=…']. */
   apiserverArgs?: string[];
+  /** Extra kube-scheduler flags, e.g. ['--kube-api-qps=10']. */
+  schedulerArgs?: string[];
   /** Extra static bearer tokens (token → user and groups), e.g. for an exec-plugin credential test. */
   extraTokens?: { token: string; user: string; groups?: string[] }[];
 }
@@ -140,6 +142,15 @@ export class ControlPlane {
     await rm(this.dir, { recursive: true, force: true });
   }
 
+  private schedulerArgs: string[] | undefined;
+
+  /** kube-scheduler again with these extra flags (as after editing its manifest). */
+  async restartScheduler(args: string[]): Promise<void> {
+    await this.stopComponent('kube-scheduler');
+    this.schedulerArgs = args;
+    await this.startScheduler();
+  }
+
   /** Stop kube-apiserver only (a fault injection); `restartApiserver` brings it back on the same port. */
   async stopApiserver(): Promise<void> {
     await this.stopComponent('kube-apiserver');
@@ -171,6 +182,8 @@ export class ControlPlane {
     const headers: Record<string, string> = { Accept: opts.accept ?? 'application/json' };
     if (!opts.cert) headers.Authorization = `Bearer ${opts.token ?? this.adminToken}`;
     if (payload !== undefined) headers['Content-Type'] = opts.contentType ?? 'application/json';
+    // Node sends a DELETE's body unframed without it (no chunked encoding for DELETE): the server would read none.
+    if (payload !== undefined) headers['Content-Length'] = String(Buffer.byteLength(payload));
     const url = new URL(urlPath, this.url);
     return new Promise((resolve, reject) => {
       const req = httpsRequest(url, { method, headers, ca: this.ca, ...(opts.cert ?? {}), timeout: 30_000 }, (res) => {
@@ -382,6 +395,7 @@ export class ControlPlane {
       this.schedulerUrl = `https://127.0.0.1:${port}`;
       this.launch('kube-scheduler', path.join(this.assets, 'kube-scheduler'), [
         `--kubeconfig=${kubeconfig}`, '--leader-elect=false', '--bind-address=127.0.0.1', `--secure-port=${port}`,
+        ...(this.schedulerArgs ?? this.opts.schedulerArgs ?? []),
       ]);
       await this.waitReady('kube-scheduler', () => this.httpGet(`${this.schedulerUrl}/readyz`, true), (body) => body === 'ok');
     });

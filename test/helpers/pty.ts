@@ -27,18 +27,31 @@ export function columnsOf(line: string): number {
   return [...line].length;
 }
 
+/** Typed into the terminal once the screen shows `after` (a prompt). */
+export interface TerminalAnswer {
+  after: RegExp;
+  input: string;
+}
+
 /** Undefined after skipping the test (locally) when `script` is missing; under CI=true that fails. */
-export async function cliInTerminal(t: TestContext, args: string[], columns: number, env: NodeJS.ProcessEnv = {}): Promise<TerminalRun | undefined> {
+export async function cliInTerminal(t: TestContext, args: string[], columns: number, env: NodeJS.ProcessEnv = {}, answer?: TerminalAnswer): Promise<TerminalRun | undefined> {
   const script = requireTool(t, 'script', 'bsdutils');
   if (!script) return undefined;
   const command = `stty cols ${columns} rows 200; exec ${[process.execPath, BIN, ...args].map(quote).join(' ')}`;
   const child = spawn(script, ['-q', '-e', '-c', command, '/dev/null'], {
     env: { PATH: process.env.PATH, HOME: process.env.HOME, TERM: 'xterm-256color', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [answer ? 'pipe' : 'ignore', 'pipe', 'pipe'],
   });
   const chunks: Buffer[] = [];
-  child.stdout.on('data', (c: Buffer) => chunks.push(c));
-  child.stderr.on('data', (c: Buffer) => chunks.push(c));
+  let answered = false;
+  child.stdout?.on('data', (c: Buffer) => {
+    chunks.push(c);
+    if (answer && !answered && answer.after.test(stripAnsi(Buffer.concat(chunks).toString('utf8')))) {
+      answered = true;
+      child.stdin?.write(answer.input);
+    }
+  });
+  child.stderr?.on('data', (c: Buffer) => chunks.push(c));
   const code = await new Promise<number>((resolve) => child.on('close', (c) => resolve(c ?? 1)));
   const raw = Buffer.concat(chunks).toString('utf8').replaceAll('\r\n', '\n');
   // A carriage return redraws its line in place (progress lines): the screen keeps what came last.

@@ -122,6 +122,21 @@ describe('Kubernetes client on the real control plane', realServerTier(), () => 
     assert.equal((await admin.get(NAMESPACES, 'measure')).status.phase, 'Terminating', 'no controller manager here to finish it');
   });
 
+  test('/version, deletecollection by label, and the moment a create left (before its answer)', async () => {
+    assert.equal((await admin.serverVersion()).gitVersion, 'v1.36.2');
+    await admin.create(NAMESPACES, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'collection' } });
+    for (const [name, tier] of [['a', 'web'], ['b', 'web'], ['c', 'db']] as const) {
+      let written: number | undefined;
+      const sent = performance.now();
+      await admin.create(CONFIGMAPS, configMap(name, { tier }), { namespace: 'collection', onWritten: () => { written = performance.now(); } });
+      const answered = performance.now();
+      assert.ok(written !== undefined && written >= sent && written <= answered, 'written after it was asked for, before the answer');
+    }
+    await admin.deleteCollection(CONFIGMAPS, { namespace: 'collection', labelSelector: 'tier=web' });
+    assert.deepEqual((await admin.list(CONFIGMAPS, { namespace: 'collection', labelSelector: 'tier' })).items.map((c) => c.metadata.name), ['c']);
+    await assert.rejects(admin.deleteCollection(CONFIGMAPS, { namespace: '../x' }), /cannot deletecollection configmaps in namespace \.\.\/x: .*not a valid Kubernetes name/);
+  });
+
   test('forbidden: the error says which verb on which resource, with the server\'s reason', async () => {
     await ensureNamespace(cp, 'nobody');
     await ensureServiceAccount(cp, 'nobody', 'plain');

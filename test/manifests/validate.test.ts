@@ -3,7 +3,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { requireTool } from '../helpers/tools.ts';
-import { BASE, PROBE_OVERLAY, kustomize, type K8sObject } from '../helpers/manifests.ts';
+import path from 'node:path';
+import { BASE, PROBE_OVERLAY, REPO, kustomize, type K8sObject } from '../helpers/manifests.ts';
 
 async function modelOf(obj: K8sObject): Promise<new (data: unknown) => { validate(): void }> {
   const [group, version] = obj.apiVersion.includes('/') ? obj.apiVersion.split('/') : [undefined, obj.apiVersion];
@@ -43,4 +44,14 @@ test('the validator does reject a broken DaemonSet (wrong type, missing selector
   const missing = structuredClone(ds);
   delete missing.spec.selector;
   assert.throws(() => new Model(missing).validate());
+});
+
+test('the measure ClusterRole (manifests/measure) validates and is not part of the agent\'s kustomization', async (t) => {
+  const kubectl = requireTool(t, 'kubectl', 'kubectl');
+  if (!kubectl) return;
+  const objects = kustomize(kubectl, path.join(REPO, 'manifests/measure'));
+  assert.deepEqual(objects.map((o) => `${o.kind}/${o.metadata.name}`), ['ClusterRole/node-tuning-advisor-measure']);
+  const Model = await modelOf(objects[0] as K8sObject);
+  assert.doesNotThrow(() => new Model(objects[0]).validate());
+  assert.ok(!kustomize(kubectl, BASE).some((o) => o.metadata.name === 'node-tuning-advisor-measure'), 'the agent does not get it');
 });

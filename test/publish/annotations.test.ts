@@ -5,6 +5,7 @@ import {
   FINDINGS_KEY, MAX_TOTAL_BYTES, REPORT_KEY, SUMMARY_KEY, diffAnnotations, failingRulesOnNode,
   parseAnnotations, renderAnnotations, totalBytes,
 } from '../../src/publish/annotations.ts';
+import { FACTS_KEY } from '../../src/publish/fact-annotation.ts';
 import { transitions } from '../../src/publish/events.ts';
 import { byteLength, truncateBytes } from '../../src/publish/text-bytes.ts';
 import type { Finding, FindingStatus, Severity } from '../../src/report/types.ts';
@@ -50,11 +51,11 @@ test('report annotation (version 2): head, then one line per failing or unknown 
   assert.equal(failingRulesOnNode({ [REPORT_KEY]: '{broken' }).size, 0);
 });
 
-test('a node where nothing fails: summary and a one-line report, each on its key line in kubectl describe', () => {
+test('a node where nothing fails: summary, a one-line report and the facts, each on its key line in kubectl describe', () => {
   const healthy = report([finding('a', 'pass'), finding('b', 'not-applicable'), ...Array.from({ length: 98 }, (_, i) => finding(`p${i}`, 'pass'))]);
   const rendered = renderAnnotations(healthy);
-  assert.deepEqual(Object.keys(rendered).sort(), [REPORT_KEY, SUMMARY_KEY]);
-  for (const key of [REPORT_KEY, SUMMARY_KEY]) {
+  assert.deepEqual(Object.keys(rendered).sort(), [FACTS_KEY, REPORT_KEY, SUMMARY_KEY]);
+  for (const key of [FACTS_KEY, REPORT_KEY, SUMMARY_KEY]) {
     assert.ok(!(rendered[key] as string).includes('\n') && byteLength(key) + byteLength(rendered[key] as string) <= 138, rendered[key]);
   }
   assert.deepEqual(JSON.parse(rendered[REPORT_KEY] as string), {
@@ -93,7 +94,7 @@ test('diff: no patch when equal; changed keys set; stale keys of our prefix null
   const foreign = { 'kubeadm.alpha.kubernetes.io/cri-socket': 'unix:///run/containerd/containerd.sock' };
   assert.equal(diffAnnotations(desired, { ...desired, ...foreign }), undefined);
   const patch = diffAnnotations(desired, { ...foreign, [SUMMARY_KEY]: 'old', 'node-tuning-advisor.io/rule.gone': 'x' });
-  assert.deepEqual(Object.keys(patch ?? {}).sort(), [FINDINGS_KEY, REPORT_KEY, SUMMARY_KEY, 'node-tuning-advisor.io/rule.gone'].sort());
+  assert.deepEqual(Object.keys(patch ?? {}).sort(), [FACTS_KEY, FINDINGS_KEY, REPORT_KEY, SUMMARY_KEY, 'node-tuning-advisor.io/rule.gone'].sort());
   assert.equal(patch?.['node-tuning-advisor.io/rule.gone'], null);
   const allPass = renderAnnotations(report([finding('a', 'pass')]));
   assert.equal(diffAnnotations(allPass, desired)?.[FINDINGS_KEY], null);

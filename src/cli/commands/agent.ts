@@ -10,7 +10,7 @@ import type { WorkloadSnapshot } from '../../workload/snapshot.ts';
 import { createAgentMetrics } from '../../publish/metrics.ts';
 import { runScan } from '../../scan.ts';
 import { stripControls } from '../terminal-safe.ts';
-import { EXIT_OK, UsageError, listFlag, parseFlags, type Io } from '../io.ts';
+import { EXIT_OK, UsageError, listFlag, parseDuration, parseFlags, type Io } from '../io.ts';
 
 export const AGENT_USAGE = `Usage: node-tuning-advisor agent [flags]
 
@@ -39,18 +39,7 @@ writes only on change; client limit 1 request/s, burst 5; 429 honours Retry-Afte
 back off exponentially (1 s … 5 min, jittered). SIGTERM aborts what is in flight and exits within 2 s. Deploy-free try-out: agent --kubeconfig ~/.kube/config --node-name N --dry-run --once
 `;
 
-const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-
-/** "90s", "5m", "1h30m" → milliseconds; names the flag on bad input. Zero ("0", "0s") only where it means "none". */
-export function parseDuration(flag: string, value: string, options: { allowZero?: boolean } = {}): number {
-  if (options.allowZero && value === '0') return 0;
-  const parts = [...value.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)];
-  const total = parts.reduce((sum, [, n, unit]) => sum + Number(n) * (UNITS[unit as string] as number), 0);
-  if (parts.length === 0 || parts.map((p) => p[0]).join('') !== value || total < 0 || (total === 0 && !options.allowZero)) {
-    throw new UsageError(`${flag} "${value}" is not a duration; use e.g. ${options.allowZero ? '0s, ' : ''}30s, 5m, 1h or 1h30m`);
-  }
-  return total;
-}
+export { parseDuration };
 
 function version(): string {
   return (createRequire(import.meta.url)('../../../package.json') as { version: string }).version;

@@ -1,0 +1,67 @@
+// A progress line on stderr while a measurement runs: rewritten in place on a terminal
+// ("37/100 ready, 12 s"), a line per stage and every 10 s in a log (CI). Notes go above it.
+import type { Progress } from '../measure/run.ts';
+import { hang } from '../publish/terminal/layout.ts';
+
+const LOG_EVERY_MS = 10_000;
+
+export function progressText(p: Progress): string {
+  const seconds = `${Math.round(p.elapsedMs / 1000)} s`;
+  const c = p.counts;
+  switch (p.stage) {
+    case 'preparing': return 'preparing the namespace';
+    case 'creating': return `creating: ${c.created}/${p.total} pods created, ${seconds}`;
+    case 'starting': {
+      const detail = [`${c.scheduled} scheduled`, `${c.started} started`, ...(c.ended > 0 ? [`${c.ended} ended`] : [])].join(', ');
+      return `${c.ready}/${p.total} ready, ${seconds} (${detail})`;
+    }
+    case 'cleaning up': return `cleaning up: ${c.present} pod${c.present === 1 ? '' : 's'} left`;
+  }
+}
+
+export class ProgressLine {
+  private readonly out: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+  private shown = '';
+  private lastLogAt = 0;
+  private lastStage: Progress['stage'] | undefined;
+
+  constructor(out: NodeJS.WritableStream & { isTTY?: boolean; columns?: number }) {
+    this.out = out;
+  }
+
+  private get tty(): boolean {
+    return this.out.isTTY === true;
+  }
+
+  update(p: Progress): void {
+    const text = progressText(p);
+    if (this.tty) {
+      const width = Math.max(20, (this.out.columns ?? 80) - 1);
+      const line = text.length > width ? `${text.slice(0, width - 1)}…` : text;
+      if (line !== this.shown) this.out.write(`\r\u001b[K${line}`);
+      this.shown = line;
+      return;
+    }
+    const now = Date.now();
+    if (p.stage !== this.lastStage || now - this.lastLogAt >= LOG_EVERY_MS) {
+      if (p.stage !== 'preparing') this.out.write(`${text}\n`);
+      this.lastStage = p.stage;
+      this.lastLogAt = now;
+    }
+  }
+
+  /** A line above the progress; on a terminal wrapped to its width. */
+  note(line: string): void {
+    if (!this.tty) {
+      this.out.write(`${line}\n`);
+      return;
+    }
+    const text = hang('', line, this.out.columns ?? 80, 2).join('\n');
+    this.out.write(this.shown ? `\r\u001b[K${text}\n${this.shown}` : `${text}\n`);
+  }
+
+  clear(): void {
+    if (this.tty && this.shown) this.out.write('\r\u001b[K');
+    this.shown = '';
+  }
+}

@@ -1,0 +1,113 @@
+// The measurement as data: what `--output json` prints and `--save` writes, and what `--compare`
+// reads back. Per phase p50/p90/p99/max over the pods that reached Ready; the SLO verdict over all
+// pods created (one that never became Ready counts as slower than the timeout).
+import { percentile } from '../probe/percentiles.ts';
+import { STARTUP_PHASES, type StartupPhase } from '../workload/snapshot.ts';
+import type { AdvisorSnapshot } from './advisor.ts';
+import type { Placement } from './objects.ts';
+
+export const MEASUREMENT_KIND = 'PodStartupMeasurement';
+export const MEASUREMENT_SCHEMA_VERSION = 1;
+/** The pod start-up SLO (seed 003, clusterloader2's pod-startup-latency): p99 creation → Ready under 5 s. */
+export const SLO_P99_MS = 5_000;
+const SLOWEST = 5;
+
+export interface PhaseStats {
+  samples: number;
+  p50Ms: number | null;
+  p90Ms: number | null;
+  p99Ms: number | null;
+  maxMs: number | null;
+}
+
+export interface PodSample {
+  pod: string;
+  /** Milliseconds per phase (scheduling, initialization, creation, readiness, total). */
+  phases: Record<StartupPhase, number>;
+}
+
+export interface NotReadyGroup {
+  /** "Unschedulable", "ContainerCreating", "ImagePullBackOff", "no status from the kubelet", … */
+  reason: string;
+  pods: number;
+  /** One pod's message for this reason (the scheduler's, the kubelet's). */
+  example: string;
+}
+
+export interface Measurement {
+  schemaVersion: number;
+  kind: typeof MEASUREMENT_KIND;
+  node: string;
+  /** The run's temporary namespace (deleted after the run). */
+  namespace: string;
+  clusterVersion: string | null;
+  /** Why the cluster version is unknown, when it is. */
+  clusterVersionUnknown?: string;
+  kubeletVersion: string | null;
+  startedAt: string;
+  finishedAt: string;
+  settings: {
+    pods: number;
+    image: string;
+    /** flag: --image; node: the pause image in the node's status.images; fallback: the default (may need a pull). */
+    imageSource: 'flag' | 'node' | 'fallback';
+    placement: Placement;
+    pvcStorageClass: string | null;
+    timeoutSeconds: number;
+  };
+  /** complete: every pod Ready or failed; timeout: the rest were still starting at --timeout. */
+  outcome: 'complete' | 'timeout';
+  counts: { requested: number; created: number; ready: number; notReady: number; failedToCreate: number };
+  phases: Record<StartupPhase, PhaseStats>;
+  /** Bound → the volume in Node.status.volumesAttached (only with --pvc-storage-class). */
+  attach: PhaseStats | null;
+  slo: { thresholdMs: number; p99TotalMs: number | null; met: boolean; largestPhase: StartupPhase | null; note?: string };
+  slowest: PodSample[];
+  notReady: NotReadyGroup[];
+  createErrors: NotReadyGroup[];
+  samples: PodSample[];
+  advisor: AdvisorSnapshot;
+  api: { requests: number; failed: { verb: string; resource: string; code: string }[] };
+}
+
+export function phaseStats(values: number[]): PhaseStats {
+  const sorted = Float64Array.from(values).sort();
+  const at = (p: number): number | null => (sorted.length === 0 ? null : Math.round(percentile(sorted, p)));
+  return { samples: sorted.length, p50Ms: at(50), p90Ms: at(90), p99Ms: at(99), maxMs: at(100) };
+}
+
+export function phaseTable(samples: PodSample[]): Record<StartupPhase, PhaseStats> {
+  return Object.fromEntries(STARTUP_PHASES.map((phase) => [phase, phaseStats(samples.map((s) => s.phases[phase]))])) as Record<StartupPhase, PhaseStats>;
+}
+
+/**
+ * p99 of creation → Ready over every pod created: a pod not Ready counts as slower than any that
+ * was, so when more than 1 % of them never got there the p99 is unknown and the SLO missed.
+ */
+export function sloVerdict(samples: PodSample[], created: number, phases: Record<StartupPhase, PhaseStats>): Measurement['slo'] {
+  const totals = samples.map((s) => s.phases.total).sort((a, b) => a - b);
+  const missing = Math.max(0, created - totals.length);
+  const all = Float64Array.from([...totals, ...Array<number>(missing).fill(Infinity)]);
+  const largestPhase = largest(phases);
+  if (all.length === 0) return { thresholdMs: SLO_P99_MS, p99TotalMs: null, met: false, largestPhase, note: 'no pod was created' };
+  const p99 = percentile(all, 99);
+  if (!Number.isFinite(p99)) {
+    return { thresholdMs: SLO_P99_MS, p99TotalMs: null, met: false, largestPhase, note: `${missing} of ${created} pods did not become Ready: more than 1 %` };
+  }
+  return { thresholdMs: SLO_P99_MS, p99TotalMs: Math.round(p99), met: p99 < SLO_P99_MS, largestPhase };
+}
+
+/** The phase with the largest p99 (total aside): where the time goes. */
+function largest(phases: Record<StartupPhase, PhaseStats>): StartupPhase | null {
+  let best: StartupPhase | null = null;
+  for (const phase of STARTUP_PHASES) {
+    if (phase === 'total') continue;
+    const p99 = phases[phase].p99Ms;
+    if (p99 !== null && (best === null || p99 > (phases[best].p99Ms as number))) best = phase;
+  }
+  return best;
+}
+
+export function slowestPods(samples: PodSample[]): PodSample[] {
+  return [...samples].sort((a, b) => b.phases.total - a.phases.total || a.pod.localeCompare(b.pod)).slice(0, SLOWEST);
+}

@@ -1,0 +1,75 @@
+// The run's data turned into the Measurement: phase percentiles over the Ready pods, the SLO verdict
+// over all created pods, the slowest pods, why the others are not Ready, attach latency from the same
+// tracker the agent uses, and what the advisor said about the node at the start.
+import type { AdvisorSnapshot } from './advisor.ts';
+import type { PodFollower } from './follow.ts';
+import type { PodPlan } from './objects.ts';
+import {
+  MEASUREMENT_KIND, MEASUREMENT_SCHEMA_VERSION, phaseTable, slowestPods, sloVerdict, type Measurement, type NotReadyGroup, type PhaseStats,
+} from './result.ts';
+
+type Obj = Record<string, any>;
+
+/** What the run knew before the first pod: used to describe it in the result. */
+export interface Context {
+  options: { node: string; pods: number; timeoutMs: number; serviceAccountWaitMs?: number };
+  plan: PodPlan;
+  node: Obj;
+  imageSource: Measurement['settings']['imageSource'];
+  cluster: { version: string } | { unknown: string };
+  advisor: AdvisorSnapshot;
+}
+
+export interface Ending {
+  namespace: string;
+  outcome: Measurement['outcome'];
+  burstAt: number;
+  finishedAt: number;
+  createErrors: Map<string, { pods: number; example: string }>;
+}
+
+function kubeletVersionOf(node: Obj): string | null {
+  const v = node.status?.nodeInfo?.kubeletVersion;
+  return typeof v === 'string' && /^v?\d{1,3}\.\d{1,4}\.\d{1,4}(?:[-+][0-9A-Za-z.+-]{1,40})?$/.test(v) ? v : null;
+}
+
+function attachStats(follower: PodFollower): PhaseStats {
+  const w = follower.state.attach.window;
+  const at = (p: number): number | null => { const v = w.percentile(p); return v === null ? null : Math.round(v); };
+  return { samples: w.size, p50Ms: at(50), p90Ms: at(90), p99Ms: at(99), maxMs: at(100) };
+}
+
+export function buildMeasurement(ctx: Context, follower: PodFollower, end: Ending): Measurement {
+  const counts = follower.counts();
+  const samples = [...follower.samples].sort((a, b) => a.pod.localeCompare(b.pod));
+  const phases = phaseTable(samples);
+  const failedToCreate = [...end.createErrors.values()].reduce((sum, g) => sum + g.pods, 0);
+  const createErrors: NotReadyGroup[] = [...end.createErrors].map(([reason, g]) => ({ reason, pods: g.pods, example: g.example }));
+  return {
+    schemaVersion: MEASUREMENT_SCHEMA_VERSION,
+    kind: MEASUREMENT_KIND,
+    node: ctx.options.node,
+    namespace: end.namespace,
+    clusterVersion: 'version' in ctx.cluster ? ctx.cluster.version : null,
+    ...('unknown' in ctx.cluster ? { clusterVersionUnknown: ctx.cluster.unknown } : {}),
+    kubeletVersion: kubeletVersionOf(ctx.node),
+    startedAt: new Date(end.burstAt).toISOString(),
+    finishedAt: new Date(end.finishedAt).toISOString(),
+    settings: {
+      pods: ctx.options.pods, image: ctx.plan.image, imageSource: ctx.imageSource, placement: ctx.plan.placement,
+      pvcStorageClass: ctx.plan.pvcStorageClass ?? null, timeoutSeconds: Math.round(ctx.options.timeoutMs / 1000),
+    },
+    outcome: end.outcome,
+    counts: { requested: ctx.options.pods, created: counts.created, ready: samples.length, notReady: counts.created - samples.length, failedToCreate },
+    phases,
+    attach: ctx.plan.pvcStorageClass !== undefined ? attachStats(follower) : null,
+    slo: sloVerdict(samples, counts.created, phases),
+    slowest: slowestPods(samples),
+    notReady: follower.notReady(),
+    createErrors,
+    samples,
+    advisor: ctx.advisor,
+    api: { requests: 0, failed: [] },
+  };
+}
+
