@@ -1,6 +1,7 @@
 // One Node (its metadata: labels and annotations are all `report` reads) as a row: its roles and
 // what its agent published, parsed with the same module that renders the annotations.
 import { parseAnnotations, type AnnotatedReport, type RuleEntry } from '../publish/annotations.ts';
+import { parseSummaryFacts } from '../publish/summary-facts.ts';
 
 type Obj = Record<string, any>;
 
@@ -11,6 +12,8 @@ export interface NodeRow {
   /** Why the annotations could not be read, for agent: unreadable. */
   problem?: string;
   report?: AnnotatedReport;
+  /** Whether the node's kube-apiserver keeps Events in their own etcd (`events=` in its summary), where its agent could tell. */
+  eventsSplit?: boolean;
 }
 
 const ROLE_PREFIX = 'node-role.kubernetes.io/';
@@ -39,9 +42,15 @@ export function nodeRow(node: Obj): NodeRow {
   const name = String(node.metadata?.name ?? '?');
   const roles = rolesOf(node);
   const parsed = parseAnnotations(node.metadata?.annotations);
-  if (parsed.state === 'ok') return { name, roles, agent: 'ok', report: ownFields(parsed.report) };
+  if (parsed.state === 'ok') return { name, roles, agent: 'ok', report: ownFields(parsed.report), ...eventsSplitOf(node) };
   if (parsed.state === 'unreadable') return { name, roles, agent: 'unreadable', problem: parsed.reason };
   return { name, roles, agent: 'none' };
+}
+
+function eventsSplitOf(node: Obj): { eventsSplit?: boolean } {
+  const tokens = parseSummaryFacts(node.metadata?.annotations);
+  const split = tokens.state === 'ok' ? tokens.facts['etcd.eventsSplit'] : undefined;
+  return split !== undefined && 'value' in split && typeof split.value === 'boolean' ? { eventsSplit: split.value } : {};
 }
 
 export function failingRules(row: NodeRow): RuleEntry[] {

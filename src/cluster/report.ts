@@ -60,18 +60,23 @@ export interface ReportOptions extends RuleSelection {
 }
 
 /** Whether kube-apiserver keeps Events in their own etcd, as the control-plane nodes' agents saw it. */
-class EventsSplitTally {
+export class EventsSplitTally {
   split = 0;
   notSplit = 0;
   readonly detail: string[] = [];
 
+  /**
+   * From the `events=` token of the summary; agents without it: a failing rule entry says "not
+   * split", a passing one (version 1 lists passing rules) says "split".
+   */
   add(row: NodeRow): void {
     if (!row.roles.includes('control-plane') || row.agent !== 'ok') return;
     const status = row.report?.rules.find((e) => e.rule === EVENTS_RULE)?.status;
-    if (status !== 'pass' && status !== 'fail') return;
-    if (status === 'pass') this.split += 1;
+    const split = row.eventsSplit ?? (status === 'pass' ? true : status === 'fail' ? false : undefined);
+    if (split === undefined) return;
+    if (split) this.split += 1;
     else this.notSplit += 1;
-    if (this.detail.length < MAX_EVENTS_DETAIL) this.detail.push(`${row.name}: ${status === 'pass' ? 'split' : 'not split'}`);
+    if (this.detail.length < MAX_EVENTS_DETAIL) this.detail.push(`${row.name}: ${split ? 'split' : 'not split'}`);
   }
 
   facts(facts: FactSet, summary: FleetSummary, selector: string | undefined): void {
@@ -81,7 +86,7 @@ class EventsSplitTally {
     facts.set('cluster.nodes.withAgent', summary.withAgent, source);
     const seen = this.split + this.notSplit;
     if (seen === 0) {
-      facts.unknown('cluster.etcd.eventsSplit', `no control-plane node's agent reports ${EVENTS_RULE} (managed control plane, or no agent there)`, source);
+      facts.unknown('cluster.etcd.eventsSplit', `no control-plane node's agent tells whether Events are split (events= in its summary, or ${EVENTS_RULE}): managed control plane, or no agent there`, source);
       return;
     }
     const more = seen > this.detail.length ? `, and ${seen - this.detail.length} more` : '';

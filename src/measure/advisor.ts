@@ -1,9 +1,9 @@
 // What the advisor said about the measured node when the measurement ran: its score from the report
-// annotation, and the settings the field reports changed (from the facts annotation). Scheduler and
+// annotation, and the settings the field reports changed (the tokens of the summary annotation). Scheduler and
 // controller-manager limits live on control-plane nodes: a worker's own agent has none, so they come
 // from the control-plane nodes' annotations. Anything not published is `unknown` with the reason.
 import { parseAnnotations } from '../publish/annotations.ts';
-import { PUBLISHED_FACTS, parseFactsAnnotation, type PublishedFact } from '../publish/fact-annotation.ts';
+import { PUBLISHED_FACTS, parseSummaryFacts, type PublishedFact } from '../publish/summary-facts.ts';
 
 type Obj = Record<string, any>;
 
@@ -29,12 +29,14 @@ function nameOf(node: Obj): string {
 
 /** One node's published facts: values, the agent's own unknowns, or why there are none. */
 function factsOn(node: Obj): { facts: Partial<Record<PublishedFact, RecordedFact>>; missing: string } {
-  const parsed = parseFactsAnnotation(node?.metadata?.annotations);
+  const parsed = parseSummaryFacts(node?.metadata?.annotations);
   const name = nameOf(node);
-  if (parsed.state === 'none') return { facts: {}, missing: `the agent on ${name} has not published its facts (no node-tuning-advisor.io/facts annotation: no agent, or one older than this command)` };
+  if (parsed.state === 'none') return { facts: {}, missing: `the agent on ${name} has not published its facts (no settings in its node-tuning-advisor.io/summary annotation: no agent, or one older than this command)` };
   if (parsed.state === 'unreadable') return { facts: {}, missing: `${name}: ${parsed.reason}` };
   const facts: Partial<Record<PublishedFact, RecordedFact>> = {};
-  for (const [key, fact] of Object.entries(parsed.facts) as [PublishedFact, NonNullable<(typeof parsed.facts)[PublishedFact]>][]) {
+  for (const key of PUBLISHED_FACTS) {
+    const fact = parsed.facts[key];
+    if (fact === undefined) continue;
     facts[key] = 'unknown' in fact ? { unknown: `the agent on ${name} could not tell (its report says why: node-tuning-advisor describe ${name})` } : { value: fact.value, from: name };
   }
   return { facts, missing: `the agent on ${name} does not publish it` };

@@ -2,7 +2,7 @@
 // Pure: no I/O. Limits come from `kubectl describe node`, which prints `key: value` when
 // key+value+2 ≤ 140 bytes and otherwise prints each `\n`-separated line cut to 138 bytes.
 import { SEVERITIES, type Finding, type FindingStatus, type Report, type Severity } from '../report/types.ts';
-import { FACTS_KEY, renderFactsAnnotation } from './fact-annotation.ts';
+import { renderFactTokens } from './summary-facts.ts';
 import { findingLine, MAX_LINE_BYTES } from './finding-line.ts';
 import { byteLength, oneLine, truncateBytes } from './text-bytes.ts';
 
@@ -38,13 +38,16 @@ export function nonPassingInOrder(findings: readonly Finding[]): Finding[] {
     );
 }
 
+/**
+ * Score, grade, what fails, then the settings that decide pod start-up, in ≤ 138 bytes: kubectl describe
+ * keeps it on the key's line up to 108 bytes of value, else puts it whole on the next line.
+ * `6/100 F: 4 failing, 7 unknown; hz=250 gov=powersave tuned=- kubelet=5/10 sched=50/100 cm=20/30`
+ */
 export function renderSummary(report: Report): string {
-  const failing = { critical: 0, warning: 0, info: 0 };
-  for (const f of report.findings) if (f.status === 'fail') failing[f.severity] += 1;
-  const text =
-    `score ${report.score}/100 grade ${report.grade}: ${failing.critical} critical, ${failing.warning} warning, ` +
-    `${failing.info} info failing; ${report.counts.unknown} unknown, ${report.counts.pass} pass`;
-  return truncateBytes(text, MAX_SINGLE_LINE_BYTES - byteLength(SUMMARY_KEY));
+  const failing = report.findings.filter((f) => f.status === 'fail').length;
+  const head = `${report.score}/100 ${report.grade}: ${failing} failing, ${report.counts.unknown} unknown`;
+  const tokens = renderFactTokens(report.facts ?? {}, MAX_LINE_BYTES - byteLength(head) - 2);
+  return tokens === '' ? head : `${head}; ${tokens}`;
 }
 
 /** One line per non-passing rule: "CRIT rule-id: observed; want expected — short fix". */
@@ -132,8 +135,6 @@ function build(report: Report, entries: RuleEntry[], lines: string[], omitted: n
     [SUMMARY_KEY]: renderSummary(report),
     [REPORT_KEY]: renderReportJson(report, entries, omitted),
   };
-  const facts = renderFactsAnnotation(report.facts ?? {});
-  if (facts !== '') annotations[FACTS_KEY] = facts;
   const shown = omitted > 0 ? [...lines, `+${omitted} more not shown (8 KiB limit): run scan on the node`] : lines;
   if (shown.length > 0) annotations[FINDINGS_KEY] = shown.join('\n');
   return annotations;

@@ -134,7 +134,7 @@ test('--dry-run prints the merge patch and sends no write', async (t) => {
   assert.equal(await runAgent(kubeconfig, () => seedReport(), { agent: { once: true }, dryRunOut: out }).result, 0);
   assert.equal(server.writes(), 0);
   assert.match(printed, /PATCH \/api\/v1\/nodes\/worker-1 \(Content-Type: application\/merge-patch\+json\)/);
-  assert.match(printed, /"node-tuning-advisor.io\/summary": "score 73\/100/);
+  assert.match(printed, /"node-tuning-advisor.io\/summary": "73\/100 C: /);
   assert.match(printed, /Event Warning TuningRecommendation: CRIT etcd-fsync-latency/);
 });
 

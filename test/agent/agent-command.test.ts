@@ -32,7 +32,7 @@ test('agent --once --dry-run scans the host and prints the patch; bad flags name
   const run = await cli(['agent', '--kubeconfig', kubeconfig, '--node-name', 'worker-1', '--host-root', HOST, '--once', '--dry-run']);
   assert.equal(run.code, 0, run.err);
   assert.match(run.out, /dry-run: PATCH \/api\/v1\/nodes\/worker-1/);
-  assert.match(run.out, /"node-tuning-advisor.io\/summary": "score \d+\/100 grade [A-F]/);
+  assert.match(run.out, /"node-tuning-advisor.io\/summary": "\d+\/100 [A-F]: \d+ failing/);
   assert.equal(server.writes(), 0);
 
   const bad = await cli(['agent', '--kubeconfig', kubeconfig, '--node-name', 'worker-1', '--interval', '5 minutes']);
@@ -60,7 +60,7 @@ test('agent process publishes, serves /metrics, and exits 0 on SIGTERM', async (
     await new Promise((r) => setTimeout(r, 20));
   }
   assert.equal(server.count('PATCH'), 1, err);
-  assert.match(server.node('worker-1')?.metadata.annotations[SUMMARY_KEY], /^score \d+\/100 grade/);
+  assert.match(server.node('worker-1')?.metadata.annotations[SUMMARY_KEY], /^\d+\/100 [A-F]: \d+ failing, \d+ unknown; hz=/);
   const port = /on 127\.0\.0\.1:(\d+)/.exec(err)?.[1];
   const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
   assert.match(metrics, /^node_tuning_advisor_score \d+$/m);

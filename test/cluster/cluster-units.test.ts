@@ -5,6 +5,8 @@ import { affinityMode } from '../../src/cluster/tekton.ts';
 import { attachFor } from '../../src/cluster/storage.ts';
 import { parseAnnotations, renderAnnotations, REPORT_KEY } from '../../src/publish/annotations.ts';
 import { nodeRow } from '../../src/cluster/nodes.ts';
+import { EventsSplitTally } from '../../src/cluster/report.ts';
+import { FactSet } from '../../src/facts/fact-set.ts';
 import { nodeLines } from '../../src/publish/cluster-report.ts';
 import { scopeErrors } from '../../src/rules/validate.ts';
 import { loadRuleSet } from '../../src/scan.ts';
@@ -70,6 +72,39 @@ describe('annotations: the parser reads what the renderer writes', () => {
     const empty = parseAnnotations({ [REPORT_KEY]: '{"schemaVersion":2}' });
     assert.match(empty.state === 'unreadable' ? empty.reason : '', /does not have the advisor's shape \(score, grade, counts, rules\)/);
     assert.equal(parseAnnotations(renderAnnotations(seedReport())).state, 'ok');
+  });
+});
+
+describe('Events split, as the control-plane nodes\' agents published it', () => {
+  const controlPlane = (name: string, annotations: Record<string, string>) =>
+    nodeRow({ metadata: { name, labels: { 'node-role.kubernetes.io/control-plane': '' }, annotations } });
+  const published = (split: boolean | undefined, rule: 'pass' | 'fail' | 'not-applicable') => {
+    const r = report([finding('etcd-events-split', rule, { severity: 'info' })]);
+    if (split !== undefined) r.facts = { ...r.facts, 'etcd.eventsSplit': { value: split, source: '/etc/kubernetes/manifests/kube-apiserver.yaml' } };
+    return renderAnnotations(r);
+  };
+  const tally = (...rows: ReturnType<typeof nodeRow>[]) => {
+    const events = new EventsSplitTally();
+    rows.forEach((row) => events.add(row));
+    const facts = new FactSet();
+    events.facts(facts, { nodes: rows.length, withAgent: rows.length } as never, undefined);
+    return facts.get('cluster.etcd.eventsSplit');
+  };
+
+  it('a split cluster reads as split: the passing rule is not in the report annotation, the summary says events=split', () => {
+    const row = controlPlane('cp-1', published(true, 'pass'));
+    assert.equal(row.report?.rules.some((e) => e.rule === 'etcd-events-split'), false, 'version 2 leaves passing rules out');
+    assert.equal(row.eventsSplit, true);
+    assert.deepEqual([tally(row)?.value, tally(row)?.detail], [true, 'cp-1: split']);
+  });
+  it('shared: from the token, or from the failing rule of an agent without tokens; external etcd (rule not applicable) still tells', () => {
+    assert.equal(tally(controlPlane('cp-1', published(false, 'fail')))?.value, false);
+    assert.equal(tally(controlPlane('cp-2', published(undefined, 'fail')))?.value, false);
+    assert.equal(tally(controlPlane('cp-3', published(true, 'not-applicable')))?.value, true);
+  });
+  it('nobody could tell: unknown with the reason, never a pass', () => {
+    const fact = tally(controlPlane('cp-1', published(undefined, 'pass')), nodeRow({ metadata: { name: 'w-1', annotations: published(true, 'pass') } }));
+    assert.ok(fact?.unknown?.includes('events='), fact?.unknown);
   });
 });
 

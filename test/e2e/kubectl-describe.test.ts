@@ -1,9 +1,9 @@
 // What an operator sees in `kubectl describe node` (the real kubectl, the real API server) after the
 // real agent published a real scan: a few readable lines, none cut, and one Event line per failure.
-// Budget: ≤ 3 advisor lines where nothing fails (summary, a one-line report, and the one-line facts
-// `measure pod-startup` records), otherwise ≤ 3 + 2 × (failing + unknown): summary, facts and the
-// report's head, then per rule one findings line and one report line. kubectl adds a bare "key:" line above each multi-line value; those carry
-// nothing and are counted separately.
+// Budget: ≤ 2 advisor lines where nothing fails (the summary, with the settings `measure pod-startup`
+// records, and a one-line report), otherwise ≤ 2 + 2 × (failing + unknown): summary and the report's
+// head, then per rule one findings line and one report line. kubectl adds a bare "key:" line above
+// each multi-line value; those carry nothing and are counted separately.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -47,22 +47,21 @@ describe('kubectl describe node after the agent published (real API server, real
     if (overrides) await rm(overrides, { recursive: true, force: true });
   });
 
-  test('a node where nothing fails: 3 lines, summary, a one-line report and the facts, each on its key line', async (t) => {
+  test('a node where nothing fails: 2 lines, the summary with its settings and a one-line report, each on its key line', async (t) => {
     await createReadyNode(cp, 'describe-healthy');
     await publish(cp, 'describe-healthy', 'intel-pstate-epp-performance', ['--rules', overrides]);
     const { stdout } = await cp.kubectl(['describe', 'node', 'describe-healthy']);
     const lines = advisorLines(stdout);
     t.diagnostic(`healthy: ${lines.content.length} advisor lines (+${lines.bareKeys.length} bare key lines)`);
-    assert.equal(lines.content.length, 3, stdout);
+    assert.equal(lines.content.length, 2, stdout);
     assert.equal(lines.bareKeys.length, 0, stdout);
-    assert.match(lines.content.join('\n'), /node-tuning-advisor\.io\/facts: hz=250 gov=\S+ tuned=\S+$/m);
     assert.match(lines.content.join('\n'), /node-tuning-advisor\.io\/report: \{"schemaVersion":2,"score":100,"grade":"A","counts":\{[^}]*"fail":0,[^}]*\}\}$/m);
-    assert.match(lines.content.join('\n'), /node-tuning-advisor\.io\/summary: score 100\/100 grade A: 0 critical, 0 warning, 0 info failing; 0 unknown/);
+    assert.match(lines.content.join('\n'), /node-tuning-advisor\.io\/summary: 100\/100 A: 0 failing, 0 unknown; hz=250 gov=\S+ tuned=\S+$/m);
     for (const line of lines.content) assert.ok(!isCut(line), `cut: ${line}`);
     assert.doesNotMatch(stdout, /TuningRecommendation/);
   });
 
-  test('seed 000 "before": within 3 + 2 × (failing + unknown) lines, none cut, one Event line per failing rule', async (t) => {
+  test('seed 000 "before": within 2 + 2 × (failing + unknown) lines, none cut, one Event line per failing rule', async (t) => {
     // The agent takes the kubelet's version from the Node: seed 000 ran kubelet 1.20.2.
     await createReadyNode(cp, 'describe-failing', { kubeletVersion: 'v1.20.2' });
     await publish(cp, 'describe-failing', 'seed-000-before');
@@ -74,9 +73,9 @@ describe('kubectl describe node after the agent published (real API server, real
     assert.equal(report.counts.fail, 4);
     assert.ok(report.counts.unknown >= 5, `${report.counts.unknown} unknown`);
     const lines = advisorLines(stdout);
-    t.diagnostic(`failing: ${lines.content.length} advisor lines for ${nonPassing} failing or unknown rules, budget ${3 + 2 * nonPassing} (+${lines.bareKeys.length} bare key lines)`);
-    assert.ok(lines.content.length <= 3 + 2 * nonPassing, stdout);
-    assert.match(stdout, /node-tuning-advisor\.io\/facts: hz=\? gov=\? tuned=- kubelet=5\/10 sched=50\/100 cm=20\/30$/m);
+    t.diagnostic(`failing: ${lines.content.length} advisor lines for ${nonPassing} failing or unknown rules, budget ${2 + 2 * nonPassing} (+${lines.bareKeys.length} bare key lines)`);
+    assert.ok(lines.content.length <= 2 + 2 * nonPassing, stdout);
+    assert.match(stdout, /node-tuning-advisor\.io\/summary: \d+\/100 F: 4 failing, \d+ unknown; hz=\? gov=\? tuned=- kubelet=5\/10 sched=50\/100 cm=20\/30 events=shared$/m);
     assert.equal(lines.bareKeys.length, 2, 'findings: and report:');
     for (const line of lines.content) {
       assert.ok(!isCut(line), `cut: ${line}`);
@@ -102,7 +101,7 @@ describe('kubectl describe node after the agent published (real API server, real
     assert.equal(await runAgent(cp.kubeconfig, () => report, { agent: { once: true } }).result, 0);
     const { stdout } = await cp.kubectl(['describe', 'node', 'worker-1']);
     const lines = advisorLines(stdout);
-    assert.ok(lines.content.length <= 3 + 2 * 5, stdout);
+    assert.ok(lines.content.length <= 2 + 2 * 5, stdout);
     for (const line of lines.content) {
       assert.ok(!line.endsWith('...'), `cut by kubectl: ${line}`);
       assert.ok(byteLength(line.trimStart()) <= 140 && !line.includes('\uFFFD'), line);

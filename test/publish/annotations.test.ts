@@ -5,7 +5,6 @@ import {
   FINDINGS_KEY, MAX_TOTAL_BYTES, REPORT_KEY, SUMMARY_KEY, diffAnnotations, failingRulesOnNode,
   parseAnnotations, renderAnnotations, totalBytes,
 } from '../../src/publish/annotations.ts';
-import { FACTS_KEY } from '../../src/publish/fact-annotation.ts';
 import { transitions } from '../../src/publish/events.ts';
 import { byteLength, truncateBytes } from '../../src/publish/text-bytes.ts';
 import type { Finding, FindingStatus, Severity } from '../../src/report/types.ts';
@@ -14,7 +13,7 @@ import { finding, report, seedReport } from '../helpers/reports.ts';
 test('summary fits on the key line of kubectl describe (key + value ≤ 138 bytes)', () => {
   const rendered = renderAnnotations(seedReport());
   const summary = rendered[SUMMARY_KEY] as string;
-  assert.equal(summary, 'score 73/100 grade C: 1 critical, 2 warning, 0 info failing; 1 unknown, 1 pass');
+  assert.equal(summary, '73/100 C: 3 failing, 1 unknown; hz=250 gov=powersave');
   assert.ok(byteLength(SUMMARY_KEY) + byteLength(summary) <= 138);
 });
 
@@ -51,11 +50,11 @@ test('report annotation (version 2): head, then one line per failing or unknown 
   assert.equal(failingRulesOnNode({ [REPORT_KEY]: '{broken' }).size, 0);
 });
 
-test('a node where nothing fails: summary, a one-line report and the facts, each on its key line in kubectl describe', () => {
+test('a node where nothing fails: summary and a one-line report, each on its key line in kubectl describe', () => {
   const healthy = report([finding('a', 'pass'), finding('b', 'not-applicable'), ...Array.from({ length: 98 }, (_, i) => finding(`p${i}`, 'pass'))]);
   const rendered = renderAnnotations(healthy);
-  assert.deepEqual(Object.keys(rendered).sort(), [FACTS_KEY, REPORT_KEY, SUMMARY_KEY]);
-  for (const key of [FACTS_KEY, REPORT_KEY, SUMMARY_KEY]) {
+  assert.deepEqual(Object.keys(rendered).sort(), [REPORT_KEY, SUMMARY_KEY]);
+  for (const key of [REPORT_KEY, SUMMARY_KEY]) {
     assert.ok(!(rendered[key] as string).includes('\n') && byteLength(key) + byteLength(rendered[key] as string) <= 138, rendered[key]);
   }
   assert.deepEqual(JSON.parse(rendered[REPORT_KEY] as string), {
@@ -94,7 +93,7 @@ test('diff: no patch when equal; changed keys set; stale keys of our prefix null
   const foreign = { 'kubeadm.alpha.kubernetes.io/cri-socket': 'unix:///run/containerd/containerd.sock' };
   assert.equal(diffAnnotations(desired, { ...desired, ...foreign }), undefined);
   const patch = diffAnnotations(desired, { ...foreign, [SUMMARY_KEY]: 'old', 'node-tuning-advisor.io/rule.gone': 'x' });
-  assert.deepEqual(Object.keys(patch ?? {}).sort(), [FACTS_KEY, FINDINGS_KEY, REPORT_KEY, SUMMARY_KEY, 'node-tuning-advisor.io/rule.gone'].sort());
+  assert.deepEqual(Object.keys(patch ?? {}).sort(), [FINDINGS_KEY, REPORT_KEY, SUMMARY_KEY, 'node-tuning-advisor.io/rule.gone'].sort());
   assert.equal(patch?.['node-tuning-advisor.io/rule.gone'], null);
   const allPass = renderAnnotations(report([finding('a', 'pass')]));
   assert.equal(diffAnnotations(allPass, desired)?.[FINDINGS_KEY], null);
@@ -115,8 +114,7 @@ test('property: any report renders within every byte limit and as valid JSON', (
   fc.assert(fc.property(fc.uniqueArray(findingArb, { maxLength: 150, selector: (f) => f.ruleId }), (findings) => {
     const rendered = renderAnnotations(report(findings));
     assert.ok(totalBytes(rendered) <= MAX_TOTAL_BYTES, `total ${totalBytes(rendered)}`);
-    assert.ok(byteLength(SUMMARY_KEY) + byteLength(rendered[SUMMARY_KEY] as string) <= 138);
-    for (const value of [rendered[FINDINGS_KEY], rendered[REPORT_KEY]]) {
+    for (const value of [rendered[SUMMARY_KEY], rendered[FINDINGS_KEY], rendered[REPORT_KEY]]) {
       for (const line of (value ?? '').split('\n')) assert.ok(byteLength(line) <= 138, line);
     }
     const parsed = JSON.parse(rendered[REPORT_KEY] as string);
