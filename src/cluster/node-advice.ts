@@ -7,6 +7,7 @@ import { oneLine } from '../publish/text-bytes.ts';
 import { InputError } from '../scan.ts';
 import type { ClusterApi } from './api.ts';
 import { rolesOf } from './nodes.ts';
+import { byCodePoint } from '../order.ts';
 
 type Obj = Record<string, any>;
 
@@ -73,7 +74,7 @@ export async function readNodeAdvice(api: ClusterApi, name: string): Promise<Nod
   const selector = `involvedObject.kind=Node,involvedObject.name=${name},source=${REPORTING_COMPONENT}`;
   const listed = await api.listEvents(EVENT_NAMESPACE, selector);
   const events = listed.ok
-    ? listed.value.map(eventOf).sort((a, b) => (b.lastSeen ?? '').localeCompare(a.lastSeen ?? '')).slice(0, MAX_EVENTS)
+    ? listed.value.map(eventOf).sort((a, b) => byCodePoint(b.lastSeen ?? '', a.lastSeen ?? '')).slice(0, MAX_EVENTS)
     : [];
   return {
     schemaVersion: NODE_ADVICE_SCHEMA_VERSION,

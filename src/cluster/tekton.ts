@@ -6,6 +6,7 @@ import type { ApiResult } from './api.ts';
 import { flagValue } from './logs.ts';
 import { attachFor, shortModes, singleNode, type StorageView } from './storage.ts';
 import { tektonControllerIn, workloadLabel, type Container, type Workload } from './workloads.ts';
+import { byCodePoint } from '../order.ts';
 
 type Obj = Record<string, any>;
 
@@ -63,7 +64,7 @@ export interface WorkspaceClaim {
 
 /** PVC-backed workspaces of the most recent PipelineRuns; emptyDir, ConfigMap, Secret and the like are skipped. */
 export function workspaceClaims(runs: Obj[]): WorkspaceClaim[] {
-  const recent = [...runs].sort((a, b) => String(b.metadata?.creationTimestamp ?? '').localeCompare(String(a.metadata?.creationTimestamp ?? '')))
+  const recent = [...runs].sort((a, b) => byCodePoint(String(b.metadata?.creationTimestamp ?? ''), String(a.metadata?.creationTimestamp ?? '')))
     .slice(0, RECENT_PIPELINERUNS);
   return recent.flatMap((run) => ((run.spec?.workspaces ?? []) as Obj[]).flatMap((ws): WorkspaceClaim[] => {
     const base = { run: `${run.metadata?.namespace}/${run.metadata?.name}`, namespace: String(run.metadata?.namespace), workspace: String(ws.name) };

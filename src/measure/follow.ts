@@ -6,6 +6,7 @@ import { podView } from '../workload/pod-view.ts';
 import { WorkloadState } from '../workload/state.ts';
 import type { StartupPhase } from '../workload/snapshot.ts';
 import type { NotReadyGroup, PodSample } from './result.ts';
+import { byText } from '../order.ts';
 
 type Obj = Record<string, any>;
 
@@ -158,7 +159,7 @@ export class PodFollower {
       group.pods += 1;
       groups.set(brief.reason, group);
     }
-    return [...groups.values()].sort((a, b) => b.pods - a.pods || a.reason.localeCompare(b.reason));
+    return [...groups.values()].sort((a, b) => b.pods - a.pods || byText(a.reason, b.reason));
   }
 }
 

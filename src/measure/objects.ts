@@ -2,6 +2,7 @@
 // pods that can only land on the measured node, and (optionally) one fresh PVC per pod. Pure: no I/O.
 // The pods pass every Pod Security level (restricted included) and carry no probes, so the readiness
 // phase is the kubelet's own status update and nothing of the image's.
+import { byCodePoint } from '../order.ts';
 
 export const MANAGED_BY = 'node-tuning-advisor';
 export const MEASURE_LABEL = 'node-tuning-advisor.io/measure';
@@ -132,7 +133,7 @@ export function pauseImageOf(node: Obj): string | undefined {
       if (match) found.push({ name, version: (match[1] as string).split('.').map(Number) });
     }
   }
-  found.sort((a, b) => compareVersions(b.version, a.version) || a.name.localeCompare(b.name));
+  found.sort((a, b) => compareVersions(b.version, a.version) || byCodePoint(a.name, b.name));
   return found[0]?.name;
 }
 

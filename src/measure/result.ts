@@ -5,6 +5,7 @@ import { percentile } from '../probe/percentiles.ts';
 import { STARTUP_PHASES, type StartupPhase } from '../workload/snapshot.ts';
 import type { AdvisorSnapshot } from './advisor.ts';
 import type { Placement } from './objects.ts';
+import { byCodePoint } from '../order.ts';
 
 export const MEASUREMENT_KIND = 'PodStartupMeasurement';
 export const MEASUREMENT_SCHEMA_VERSION = 1;
@@ -109,5 +110,5 @@ function largest(phases: Record<StartupPhase, PhaseStats>): StartupPhase | null 
 }
 
 export function slowestPods(samples: PodSample[]): PodSample[] {
-  return [...samples].sort((a, b) => b.phases.total - a.phases.total || a.pod.localeCompare(b.pod)).slice(0, SLOWEST);
+  return [...samples].sort((a, b) => b.phases.total - a.phases.total || byCodePoint(a.pod, b.pod)).slice(0, SLOWEST);
 }

@@ -7,6 +7,7 @@ import type { PodPlan } from './objects.ts';
 import {
   MEASUREMENT_KIND, MEASUREMENT_SCHEMA_VERSION, phaseTable, slowestPods, sloVerdict, type Measurement, type NotReadyGroup, type PhaseStats,
 } from './result.ts';
+import { byCodePoint } from '../order.ts';
 
 type Obj = Record<string, any>;
 
@@ -41,7 +42,7 @@ function attachStats(follower: PodFollower): PhaseStats {
 
 export function buildMeasurement(ctx: Context, follower: PodFollower, end: Ending): Measurement {
   const counts = follower.counts();
-  const samples = [...follower.samples].sort((a, b) => a.pod.localeCompare(b.pod));
+  const samples = [...follower.samples].sort((a, b) => byCodePoint(a.pod, b.pod));
   const phases = phaseTable(samples);
   const failedToCreate = [...end.createErrors.values()].reduce((sum, g) => sum + g.pods, 0);
   const createErrors: NotReadyGroup[] = [...end.createErrors].map(([reason, g]) => ({ reason, pods: g.pods, example: g.example }));

@@ -5,6 +5,7 @@ import { SEVERITIES, type Finding, type FindingStatus, type Report, type Severit
 import { renderFactTokens } from './summary-facts.ts';
 import { findingLine, MAX_LINE_BYTES } from './finding-line.ts';
 import { byteLength, oneLine, truncateBytes } from './text-bytes.ts';
+import { byCodePoint } from '../order.ts';
 
 export const ANNOTATION_PREFIX = 'node-tuning-advisor.io/';
 export const SUMMARY_KEY = `${ANNOTATION_PREFIX}summary`;
@@ -34,7 +35,7 @@ export function nonPassingInOrder(findings: readonly Finding[]): Finding[] {
         statusRank(a) - statusRank(b) ||
         SEVERITY_RANK[a.severity] - SEVERITY_RANK[b.severity] ||
         b.scoreImpact - a.scoreImpact ||
-        a.ruleId.localeCompare(b.ruleId),
+        byCodePoint(a.ruleId, b.ruleId),
     );
 }
 

@@ -4,6 +4,7 @@ import type { EventObject } from '../kube/objects.ts';
 import type { Finding, Report, Severity } from '../report/types.ts';
 import { findingLine } from './finding-line.ts';
 import { oneLine, truncateBytes } from './text-bytes.ts';
+import { byCodePoint } from '../order.ts';
 
 export const REPORTING_COMPONENT = 'node-tuning-advisor';
 /** Node Events live in "default", where kubelet writes them; `kubectl describe node` searches all namespaces. */
@@ -31,7 +32,7 @@ export function transitions(previouslyFailing: Map<string, Severity>, report: Re
   for (const finding of report.findings) {
     if (finding.status === 'fail' && !previouslyFailing.has(finding.ruleId)) out.push(recommendation(finding));
   }
-  for (const [ruleId, severity] of [...previouslyFailing].sort(([a], [b]) => a.localeCompare(b))) {
+  for (const [ruleId, severity] of [...previouslyFailing].sort(([a], [b]) => byCodePoint(a, b))) {
     const now = byId.get(ruleId);
     if (now === undefined) out.push(resolved(ruleId, `${severity} rule ${ruleId} is no longer in the rule set`));
     else if (now.status === 'pass' || now.status === 'not-applicable') {

@@ -4,6 +4,7 @@ import type { Evidence, Finding, FindingStatus } from '../report/types.ts';
 import { evaluate, factsIn, renderValue, type Params } from './conditions.ts';
 import type { LoadedOverride, LoadedRule } from './load.ts';
 import { scoreImpact } from '../report/score.ts';
+import { byCodePoint } from '../order.ts';
 
 export type EffectiveRule = LoadedRule & { params: Params };
 
@@ -97,7 +98,7 @@ export function compareFindings(a: Finding, b: Finding): number {
     STATUS_ORDER[a.status] - STATUS_ORDER[b.status] ||
     SEVERITY_ORDER[a.severity] - SEVERITY_ORDER[b.severity] ||
     b.weight - a.weight ||
-    a.ruleId.localeCompare(b.ruleId)
+    byCodePoint(a.ruleId, b.ruleId)
   );
 }
 

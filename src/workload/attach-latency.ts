@@ -4,6 +4,7 @@
 // the pod bound earliest that still waits for one; a pod stops waiting when its containers start
 // (an NFS or other no-attach volume never adds a name, so it yields no sample), or when it is deleted.
 import { SampleWindow, capMap } from './window.ts';
+import { byCodePoint } from '../order.ts';
 
 interface Waiting {
   boundAt: number;
@@ -79,7 +80,7 @@ export class AttachLatencyTracker {
   drivers(): string[] {
     const counts = new Map<string, number>();
     for (const d of this.lastDrivers) counts.set(d, (counts.get(d) ?? 0) + 1);
-    return [...counts].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).map(([d]) => d);
+    return [...counts].sort((a, b) => b[1] - a[1] || byCodePoint(a[0], b[0])).map(([d]) => d);
   }
 
   private earliestWaiting(): string | undefined {

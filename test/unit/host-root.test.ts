@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { gzipSync } from 'node:zlib';
-import { HostRoot } from '../../src/host/host-root.ts';
+import fc from 'fast-check';
+import { HostRoot, naturalCompare } from '../../src/host/host-root.ts';
 import { tempHost } from '../helpers/fixtures.ts';
 
 test('absolute symlinks resolve inside the host root, never outside it', async (t) => {
@@ -80,4 +81,17 @@ test('listDir sorts numerically (policy10 after policy9)', async (t) => {
   const root = await tempHost(t, { 'd/policy10': '', 'd/policy9': '', 'd/policy1': '' });
   const listing = await new HostRoot(root).listDir('/d');
   assert.deepEqual(listing.ok && listing.entries, ['policy1', 'policy9', 'policy10']);
+});
+
+test('naturalCompare: numbers by value, the rest by code point, a total order without ICU', () => {
+  const names = ['cpu10', 'cpu2', 'cpufreq', 'cpu0', 'cpuidle', 'cpu', 'policy007', 'policy7', 'policy12', 'config-6.1.0-28-amd64', 'config-6.1.0-9-amd64', 'config-5.14.0'];
+  assert.deepEqual([...names].sort(naturalCompare), [
+    'config-5.14.0', 'config-6.1.0-9-amd64', 'config-6.1.0-28-amd64', 'cpu', 'cpu0', 'cpu2', 'cpu10', 'cpufreq', 'cpuidle', 'policy7', 'policy007', 'policy12',
+  ]);
+  assert.equal(naturalCompare(`n${'9'.repeat(400)}`, `n1${'0'.repeat(400)}`) < 0, true, 'digit runs longer than a double compare exactly');
+  fc.assert(fc.property(fc.string({ unit: fc.constantFrom(...'ab-_.09Z') }), fc.string({ unit: fc.constantFrom(...'ab-_.09Z') }), fc.string({ unit: fc.constantFrom(...'ab-_.09Z') }), (a, b, c) => {
+    assert.equal(Math.sign(naturalCompare(a, b)), -Math.sign(naturalCompare(b, a)));
+    assert.equal(naturalCompare(a, b) === 0, a === b);
+    if (naturalCompare(a, b) <= 0 && naturalCompare(b, c) <= 0) assert.ok(naturalCompare(a, c) <= 0, `${a} ${b} ${c}`);
+  }));
 });

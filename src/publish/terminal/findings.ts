@@ -7,6 +7,7 @@ import type { Finding, FindingStatus } from '../../report/types.ts';
 import { shortReason } from '../finding-line.ts';
 import { describeEvidence, STATUS_LABEL } from '../text.ts';
 import { clip, commandLines, displayWidth, hang, row } from './layout.ts';
+import { byCodePoint } from '../../order.ts';
 
 export type Color = 'red' | 'yellow' | 'green' | 'dim' | 'bold';
 export type Paint = (color: Color, text: string) => string;
@@ -152,7 +153,7 @@ export function countLines(findings: readonly Finding[], width: number): string[
     const byCategory = new Map<string, Finding[]>();
     for (const f of findings.filter((x) => x.status === status)) byCategory.set(f.category, [...(byCategory.get(f.category) ?? []), f]);
     const entries = new Map<string, string[]>();
-    for (const [category, members] of [...byCategory].sort(([a], [b]) => a.localeCompare(b))) {
+    for (const [category, members] of [...byCategory].sort(([a], [b]) => byCodePoint(a, b))) {
       const reasons = status === 'pass' ? '' : [...new Set(members.flatMap((m) => reasonOf(m).split('; ')))].join('; ');
       entries.set(reasons, [...(entries.get(reasons) ?? []), `${category}${members.length > 1 ? ` ×${members.length}` : ''}`]);
     }
