@@ -48,9 +48,15 @@ export interface ReadOptions {
 
 type Opened = { ok: true; handle: FileHandle; info: Stats } | ReadFailure;
 
+/** What resolve needs of one path component: lstat, and the link's target when it is one. */
+type Component = { ok: true; symlink: boolean; directory: boolean; target: string } | { ok: false; error: unknown };
+/** Components remembered per HostRoot (one scan): /sys, /proc/<pid>, … are walked by hundreds of reads. */
+const MAX_REMEMBERED_COMPONENTS = 4096;
+
 export class HostRoot {
   readonly root: string;
   private realRoot: Promise<string> | undefined;
+  private readonly components = new Map<string, Promise<Component>>();
 
   constructor(root: string) {
     this.root = path.resolve(root);
@@ -76,25 +82,40 @@ export class HostRoot {
       }
       const candidate = [...resolved, part];
       const local = path.join(this.root, ...candidate);
-      let info: Stats;
-      let target = '';
-      try {
-        info = await lstat(local);
-        if (info.isSymbolicLink()) target = await readlink(local);
-      } catch (error) {
-        return failure(hostPath, error);
-      }
-      if (info.isSymbolicLink()) {
+      const info = await this.component(local);
+      if (!info.ok) return failure(hostPath, info.error);
+      if (info.symlink) {
         if (++hops > MAX_SYMLINK_HOPS) return failure(hostPath, { code: 'ELOOP' });
-        if (target === '') return failure(hostPath, { code: 'ENOENT' });
-        if (path.isAbsolute(target)) resolved = [];
-        pending.unshift(...components(target));
+        if (info.target === '') return failure(hostPath, { code: 'ENOENT' });
+        if (path.isAbsolute(info.target)) resolved = [];
+        pending.unshift(...components(info.target));
         continue;
       }
-      if (pending.length > 0 && !info.isDirectory()) return failure(hostPath, { code: 'ENOTDIR' });
+      if (pending.length > 0 && !info.directory) return failure(hostPath, { code: 'ENOTDIR' });
       resolved = candidate;
     }
     return { ok: true, localPath: path.join(this.root, ...resolved) };
+  }
+
+  /**
+   * One lstat (and readlink) per component per scan: every read walks its path component by
+   * component, and each async call is a trip through libuv's thread pool. Safe to remember: open()
+   * still checks the file it got is the one it stat'ed and lies inside the root.
+   */
+  private component(local: string): Promise<Component> {
+    const known = this.components.get(local);
+    if (known) return known;
+    const looked = (async (): Promise<Component> => {
+      try {
+        const info = await lstat(local);
+        const symlink = info.isSymbolicLink();
+        return { ok: true, symlink, directory: info.isDirectory(), target: symlink ? await readlink(local) : '' };
+      } catch (error) {
+        return { ok: false, error };
+      }
+    })();
+    if (this.components.size < MAX_REMEMBERED_COMPONENTS) this.components.set(local, looked);
+    return looked;
   }
 
   async readText(hostPath: string, options: ReadOptions = {}): Promise<TextResult> {

@@ -1,6 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { gzipSync } from 'node:zlib';
+import { rm, symlink } from 'node:fs/promises';
+import path from 'node:path';
 import fc from 'fast-check';
 import { HostRoot, naturalCompare } from '../../src/host/host-root.ts';
 import { tempHost } from '../helpers/fixtures.ts';
@@ -94,4 +96,17 @@ test('naturalCompare: numbers by value, the rest by code point, a total order wi
     assert.equal(naturalCompare(a, b) === 0, a === b);
     if (naturalCompare(a, b) <= 0 && naturalCompare(b, c) <= 0) assert.ok(naturalCompare(a, c) <= 0, `${a} ${b} ${c}`);
   }));
+});
+
+test('a directory swapped for a symlink out of the root during a scan: still refused, though its lstat was remembered', async (t) => {
+  const root = await tempHost(t, { 'var/lib/etcd/member/snap/db': 'inside\n' });
+  const outside = await tempHost(t, { 'member/snap/db': 'OUTSIDE\n' });
+  const host = new HostRoot(root);
+  const first = await host.readText('/var/lib/etcd/member/snap/db');
+  assert.equal(first.ok && first.text, 'inside\n');
+  await rm(path.join(root, 'var/lib/etcd'), { recursive: true });
+  await symlink(outside, path.join(root, 'var/lib/etcd'));
+  const second = await host.readText('/var/lib/etcd/member/snap/db');
+  assert.equal(second.ok, false, 'the descriptor it opened lies outside the root');
+  assert.equal((await new HostRoot(root).readText('/var/lib/etcd/member/snap/db')).ok, false, 'a new scan sees the link and keeps it inside');
 });
