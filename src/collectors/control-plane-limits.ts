@@ -11,7 +11,7 @@ import { argsFrom, findProcesses, listProcesses, numericFlag, parseFlags, type F
 import { componentArgs, detectRancher, type RancherInstall } from './rancher.ts';
 import { readStaticPod, type StaticPod } from './static-pod.ts';
 import { fileOf, lineIn, withLine } from './file-lines.ts';
-import { isUnitFile } from './kubelet-remediation.ts';
+import { isUnitFile } from './kubelet/remediation.ts';
 
 type Component = 'kube-scheduler' | 'kube-controller-manager' | 'kube-apiserver';
 const MANIFEST_DIRS = ['/etc/kubernetes/manifests', '/var/lib/rancher/rke2/agent/pod-manifests'];

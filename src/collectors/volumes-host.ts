@@ -8,8 +8,8 @@ import type { FactSet } from '../facts/fact-set.ts';
 import type { HostRoot } from '../host/host-root.ts';
 import { readMountTable, type MountEntry } from '../host/mountinfo.ts';
 import { findProcesses, listProcesses, parseFlags } from '../host/processes.ts';
-import { findKubeletCommand } from './kubelet-command.ts';
-import { KUBELET_BOOLEAN_FLAGS } from './kubelet-config.ts';
+import { findKubeletCommand } from './kubelet/command.ts';
+import { KUBELET_BOOLEAN_FLAGS } from './kubelet/config.ts';
 
 /** The only host path read under the kubelet root (names of registration sockets); the root itself only prefixes mount points. */
 const DEFAULT_PLUGINS_REGISTRY = '/var/lib/kubelet/plugins_registry';

@@ -11,7 +11,7 @@ import { FakeApiServer } from '../helpers/fake-apiserver.ts';
 import { runAgent } from '../helpers/agent-harness.ts';
 import { fixtureHost } from '../helpers/fixtures.ts';
 import { runScan } from '../../src/scan.ts';
-import kubelet from '../../src/collectors/kubelet.ts';
+import kubelet from '../../src/collectors/kubelet/collector.ts';
 import type { Report } from '../../src/report/types.ts';
 import { WorkloadState } from '../../src/workload/state.ts';
 

@@ -4,9 +4,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { appendFile, cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import kubelet from '../../src/collectors/kubelet.ts';
+import kubelet from '../../src/collectors/kubelet/collector.ts';
 import controlPlaneLimits from '../../src/collectors/control-plane-limits.ts';
-import etcd from '../../src/collectors/etcd.ts';
+import etcd from '../../src/collectors/etcd/collector.ts';
 import { collectFacts } from '../../src/facts/collect.ts';
 import type { Collector } from '../../src/collectors/collector.ts';
 import { HostRoot } from '../../src/host/host-root.ts';

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { PROBE_SUBDIR, createEtcdFsyncCollector } from '../../src/collectors/etcd-fsync.ts';
+import { PROBE_SUBDIR, createEtcdFsyncCollector } from '../../src/collectors/etcd/fsync.ts';
 import type { Collector } from '../../src/collectors/collector.ts';
 import { collectFacts } from '../../src/facts/collect.ts';
 import { HostRoot } from '../../src/host/host-root.ts';

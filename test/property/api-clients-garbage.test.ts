@@ -2,7 +2,7 @@
 // as facts (decided or unknown with a reason), never as an exception.
 import { test } from 'node:test';
 import fc from 'fast-check';
-import kubelet from '../../src/collectors/kubelet.ts';
+import kubelet from '../../src/collectors/kubelet/collector.ts';
 import controlPlaneLimits from '../../src/collectors/control-plane-limits.ts';
 import { createThrottlingCollector } from '../../src/collectors/throttling.ts';
 import { assertCollectorsSurviveGarbage } from '../helpers/garbage-hosts.ts';

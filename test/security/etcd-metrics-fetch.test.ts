@@ -8,7 +8,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { gzipSync } from 'node:zlib';
-import { fetchEtcdMetrics } from '../../src/collectors/etcd-metrics.ts';
+import { fetchEtcdMetrics } from '../../src/collectors/etcd/metrics.ts';
 import { localTarget } from '../../src/host/local-http.ts';
 
 async function fakeEtcd(t: TestContext, handler: (req: IncomingMessage, res: ServerResponse) => void, host = '127.0.0.1'): Promise<{ server: Server; base: string }> {

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import etcd from '../../src/collectors/etcd.ts';
+import etcd from '../../src/collectors/etcd/collector.ts';
 import volumesHost from '../../src/collectors/volumes-host.ts';
 import { MAX_MOUNTINFO_BYTES } from '../../src/host/mountinfo.ts';
 import { fixtureHost } from '../helpers/fixtures.ts';

@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import etcd from '../../src/collectors/etcd.ts';
-import etcdPriority, { niceFromStat, parseIonice, splitsEvents } from '../../src/collectors/etcd-priority.ts';
-import { mapToHost, parseEnv, parseEtcdManifest, parseFlags, pickMetricsUrl } from '../../src/collectors/etcd-discovery.ts';
+import etcd from '../../src/collectors/etcd/collector.ts';
+import etcdPriority, { niceFromStat, parseIonice, splitsEvents } from '../../src/collectors/etcd/priority.ts';
+import { mapToHost, parseEnv, parseEtcdManifest, parseFlags, pickMetricsUrl } from '../../src/collectors/etcd/discovery.ts';
 import { factsOf, tempHost } from '../helpers/fixtures.ts';
 import { collectFacts } from '../../src/facts/collect.ts';
 import { HostRoot } from '../../src/host/host-root.ts';

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import fc from 'fast-check';
-import { etcdLatencyFromMetrics, fetchEtcdMetrics, histogramQuantile, parsePrometheusText } from '../../src/collectors/etcd-metrics.ts';
+import { etcdLatencyFromMetrics, fetchEtcdMetrics, histogramQuantile, parsePrometheusText } from '../../src/collectors/etcd/metrics.ts';
 
 const fixture = (name: string): Promise<string> => readFile(new URL(`../fixtures/etcd-metrics/${name}`, import.meta.url), 'utf8');
 

@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { runScan, loadRuleSet } from '../../src/scan.ts';
 import { evaluateRules } from '../../src/rules/engine.ts';
 import { FactSet } from '../../src/facts/fact-set.ts';
-import { etcdLatencyFromMetrics } from '../../src/collectors/etcd-metrics.ts';
+import { etcdLatencyFromMetrics } from '../../src/collectors/etcd/metrics.ts';
 import type { FindingStatus } from '../../src/report/types.ts';
 import { fixtureHost } from '../helpers/fixtures.ts';
 

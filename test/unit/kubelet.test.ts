@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import kubelet from '../../src/collectors/kubelet.ts';
+import kubelet from '../../src/collectors/kubelet/collector.ts';
 import type { FactSet } from '../../src/facts/fact-set.ts';
 import { factsOf, tempHost } from '../helpers/fixtures.ts';
 import { factsAt } from '../helpers/host-trees.ts';

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { argsFrom, findProcesses, listProcesses, parseFlags, processCwd, splitCmdline } from '../../src/host/processes.ts';
-import { KUBELET_BOOLEAN_FLAGS } from '../../src/collectors/kubelet-config.ts';
+import { KUBELET_BOOLEAN_FLAGS } from '../../src/collectors/kubelet/config.ts';
 import { HostRoot } from '../../src/host/host-root.ts';
 import { fixtureHost } from '../helpers/fixtures.ts';
 

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cp, mkdir, writeFile } from 'node:fs/promises';
-import kubelet from '../../src/collectors/kubelet.ts';
+import kubelet from '../../src/collectors/kubelet/collector.ts';
 import controlPlaneLimits from '../../src/collectors/control-plane-limits.ts';
 import { collectFacts } from '../../src/facts/collect.ts';
 import { HostRoot } from '../../src/host/host-root.ts';
@@ -40,7 +40,7 @@ test('a running k3s process: its arguments are attributed to the unit line that 
 });
 
 test('k3s embedded etcd: --etcd-expose-metrics on the unit\'s ExecStart exposes its metrics, as in config.yaml', async () => {
-  const { default: etcd } = await import('../../src/collectors/etcd.ts');
+  const { default: etcd } = await import('../../src/collectors/etcd/collector.ts');
   const facts = await factsOf('k3s-unit-only', [etcd]);
   assert.deepEqual([facts.value('etcd.setup'), facts.value('etcd.dataDir')], ['k3s', '/var/lib/rancher/k3s/server/db/etcd']);
   assert.deepEqual([facts.value('etcd.metricsUrl'), facts.get('etcd.metricsUrl')?.source], ['http://127.0.0.1:2381', `${UNIT} (etcd-expose-metrics)`]);

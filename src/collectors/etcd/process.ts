@@ -9,10 +9,10 @@
 // manifest (root-owned, mounted read-only) is used instead; a systemd etcd is still verified through
 // its cgroup and unit.
 import path from 'node:path';
-import type { HostRoot } from '../host/host-root.ts';
-import { readProcessTable } from '../host/processes.ts';
-import { reconstructUnitCommand, UNIT_DIRS, type EnvValue, type UnitCommand } from '../host/systemd-unit.ts';
-import { filesTrust, processExe, processRunsBinary, systemServiceOf } from '../host/trust.ts';
+import type { HostRoot } from '../../host/host-root.ts';
+import { readProcessTable } from '../../host/processes.ts';
+import { reconstructUnitCommand, UNIT_DIRS, type EnvValue, type UnitCommand } from '../../host/systemd-unit.ts';
+import { filesTrust, processExe, processRunsBinary, systemServiceOf } from '../../host/trust.ts';
 
 export interface EtcdProcess {
   pid: number;

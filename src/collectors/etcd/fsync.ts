@@ -2,8 +2,8 @@
 // member/, never inside it), and checks that the directory sits on the device found under etcd.
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { Collector, CollectorContext } from './collector.ts';
-import { runFsyncProbe, type FsyncProbeOptions, type FsyncProbeResult } from '../probe/fsync.ts';
+import type { Collector, CollectorContext } from '../collector.ts';
+import { runFsyncProbe, type FsyncProbeOptions, type FsyncProbeResult } from '../../probe/fsync.ts';
 
 export const FSYNC_FACTS = ['etcd.fsync.p50Ms', 'etcd.fsync.p90Ms', 'etcd.fsync.p99Ms', 'etcd.fsync.p999Ms', 'etcd.fsync.maxMs', 'etcd.fsync.samples'];
 const SUMMARY_KEYS = ['p50Ms', 'p90Ms', 'p99Ms', 'p999Ms', 'maxMs', 'samples'] as const;

@@ -1,7 +1,7 @@
 // Where an operator changes the kubelet's API QPS/burst on this node's layout, and the exact edit:
 // the place that sets it now (a flag beats every file), or the file the layout expects it in.
-import type { Effective } from './kubelet-config.ts';
-import type { KubeletCommand } from './kubelet-command.ts';
+import type { Effective } from './config.ts';
+import type { KubeletCommand } from './command.ts';
 
 export type KubeletLayout = 'kubeadm' | 'kubespray' | 'k3s' | 'rke2' | 'systemd' | 'process';
 

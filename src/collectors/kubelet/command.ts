@@ -1,9 +1,9 @@
 // Finds how the kubelet runs: a live `kubelet` process (its cmdline and cwd), the k3s/rke2 process that
 // embeds or launches it, or — for a snapshot without processes — the command systemd would start.
-import type { HostRoot } from '../host/host-root.ts';
-import { argsFrom, findProcesses, listProcesses, processCwd, type SourcedArg } from '../host/processes.ts';
-import { attributeOrigins, reconstructUnitCommand } from '../host/systemd-unit.ts';
-import { componentArgs, detectRancher, type RancherInstall } from './rancher.ts';
+import type { HostRoot } from '../../host/host-root.ts';
+import { argsFrom, findProcesses, listProcesses, processCwd, type SourcedArg } from '../../host/processes.ts';
+import { attributeOrigins, reconstructUnitCommand } from '../../host/systemd-unit.ts';
+import { componentArgs, detectRancher, type RancherInstall } from '../rancher.ts';
 
 export interface KubeletCommand {
   via: 'process' | 'systemd' | 'k3s' | 'rke2';

@@ -2,10 +2,10 @@
 // etcd (kube-apiserver --etcd-servers-overrides=/events#…), so that event churn stays off the main WAL.
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import type { Collector, CollectorContext } from './collector.ts';
-import { runHostCommand } from '../host/exec.ts';
-import { listProcesses } from '../host/processes.ts';
-import { K3S_CONFIG, parseEtcdManifest, parseFlags } from './etcd-discovery.ts';
+import type { Collector, CollectorContext } from '../collector.ts';
+import { runHostCommand } from '../../host/exec.ts';
+import { listProcesses } from '../../host/processes.ts';
+import { K3S_CONFIG, parseEtcdManifest, parseFlags } from './discovery.ts';
 
 const APISERVER_MANIFESTS = ['/etc/kubernetes/manifests/kube-apiserver.yaml', '/var/lib/rancher/rke2/agent/pod-manifests/kube-apiserver.yaml'];
 

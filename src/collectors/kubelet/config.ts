@@ -2,7 +2,7 @@
 // --config file, then the --config-dir drop-ins in name order, then command-line flags — the kubelet's
 // own merge order. Pure functions; the collector does the reading.
 import { parse as parseYaml } from 'yaml';
-import type { FlagMap } from '../host/processes.ts';
+import type { FlagMap } from '../../host/processes.ts';
 
 export type KubeletField =
   | 'kubeAPIQPS' | 'kubeAPIBurst' | 'eventRecordQPS' | 'eventBurst' | 'registryPullQPS' | 'registryBurst'

@@ -1,19 +1,19 @@
-// Where etcd keeps its data and serves its metrics, from trusted sources only (see etcd-process.ts
+// Where etcd keeps its data and serves its metrics, from trusted sources only (see process.ts
 // and host/trust.ts): a verified running etcd (cmdline, environ or its unit's environment), root's
 // kubeadm and rke2 static pod manifests (the container path mapped through the hostPath volume),
 // root's etcd unit (kubespray, Debian) with its EnvironmentFile, and k3s's embedded etcd. When nothing
 // says where the data is, the data dir is unknown with the reason, never a default presented as found.
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import type { HostRoot } from '../host/host-root.ts';
-import { argsFrom, listProcesses, parseFlags as parsePflags } from '../host/processes.ts';
-import { realHostPath } from '../host/block-device.ts';
-import { reconstructUnitCommand } from '../host/systemd-unit.ts';
-import { fileTrust, filesTrust } from '../host/trust.ts';
-import { environmentOf, findEtcdProcesses, type EnvironmentSource, type EtcdProcess } from './etcd-process.ts';
-import { detectRancher } from './rancher.ts';
+import type { HostRoot } from '../../host/host-root.ts';
+import { argsFrom, listProcesses, parseFlags as parsePflags } from '../../host/processes.ts';
+import { realHostPath } from '../../host/block-device.ts';
+import { reconstructUnitCommand } from '../../host/systemd-unit.ts';
+import { fileTrust, filesTrust } from '../../host/trust.ts';
+import { environmentOf, findEtcdProcesses, type EnvironmentSource, type EtcdProcess } from './process.ts';
+import { detectRancher } from '../rancher.ts';
 
-export { findEtcdProcesses } from './etcd-process.ts';
+export { findEtcdProcesses } from './process.ts';
 
 export const KUBEADM_MANIFEST = '/etc/kubernetes/manifests/etcd.yaml';
 export const RKE2_MANIFEST = '/var/lib/rancher/rke2/agent/pod-manifests/etcd.yaml';

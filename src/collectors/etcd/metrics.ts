@@ -1,6 +1,6 @@
 // etcd's own latency histograms from its Prometheus text /metrics: p99 by linear interpolation
 // inside the bucket that holds the rank (what histogram_quantile does), with that bucket's bounds.
-import { fetchLocalText, type LocalFetch, type LocalFetchOptions } from '../host/local-http.ts';
+import { fetchLocalText, type LocalFetch, type LocalFetchOptions } from '../../host/local-http.ts';
 
 export interface HistogramBucket {
   le: number;

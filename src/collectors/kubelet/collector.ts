@@ -2,15 +2,15 @@
 // image-pull parallelism — resolved from the running kubelet's own --config, --config-dir drop-ins and
 // flags over its version's defaults — and the file an operator edits to change them on this layout.
 import path from 'node:path';
-import type { Collector } from './collector.ts';
-import type { FactSet } from '../facts/fact-set.ts';
-import type { HostRoot } from '../host/host-root.ts';
-import { parseFlags, type FlagMap } from '../host/processes.ts';
-import { configLayerFrom, KUBELET_BOOLEAN_FLAGS, KUBELET_FIELDS, mergeKubeletSettings, suggestedLimits, type ConfigLayer } from './kubelet-config.ts';
-import { findKubeletCommand, type KubeletCommand } from './kubelet-command.ts';
-import { detectKubeletVersion } from './kubelet-version.ts';
-import { detectLayout, qpsLocation } from './kubelet-remediation.ts';
-import { fileOf, lineIn, withLine } from './file-lines.ts';
+import type { Collector } from '../collector.ts';
+import type { FactSet } from '../../facts/fact-set.ts';
+import type { HostRoot } from '../../host/host-root.ts';
+import { parseFlags, type FlagMap } from '../../host/processes.ts';
+import { configLayerFrom, KUBELET_BOOLEAN_FLAGS, KUBELET_FIELDS, mergeKubeletSettings, suggestedLimits, type ConfigLayer } from './config.ts';
+import { findKubeletCommand, type KubeletCommand } from './command.ts';
+import { detectKubeletVersion } from './version.ts';
+import { detectLayout, qpsLocation } from './remediation.ts';
+import { fileOf, lineIn, withLine } from '../file-lines.ts';
 
 const FIELD_FACTS = KUBELET_FIELDS.map((field) => `kubelet.${field}`);
 

@@ -1,11 +1,11 @@
 // etcd on this node: where its data lives (and which source said so), the disk under that directory,
 // and etcd's own disk latency histograms when its metrics are served over plain HTTP.
-import type { Collector, CollectorContext } from './collector.ts';
-import type { FactSet } from '../facts/fact-set.ts';
-import { blockDeviceFor, majorMinorOfDevNode, realHostPath, type BlockDevice } from '../host/block-device.ts';
-import { mountFor, readMountTable, type MountEntry } from '../host/mountinfo.ts';
-import { discoverEtcd, type EtcdDiscovery } from './etcd-discovery.ts';
-import { etcdLatencyFromMetrics, fetchEtcdMetrics, type Quantile } from './etcd-metrics.ts';
+import type { Collector, CollectorContext } from '../collector.ts';
+import type { FactSet } from '../../facts/fact-set.ts';
+import { blockDeviceFor, majorMinorOfDevNode, realHostPath, type BlockDevice } from '../../host/block-device.ts';
+import { mountFor, readMountTable, type MountEntry } from '../../host/mountinfo.ts';
+import { discoverEtcd, type EtcdDiscovery } from './discovery.ts';
+import { etcdLatencyFromMetrics, fetchEtcdMetrics, type Quantile } from './metrics.ts';
 
 export const DEVICE_FACTS = [
   'etcd.device.majorMinor', 'etcd.device.name', 'etcd.device.kind', 'etcd.device.disks', 'etcd.device.rotational', 'etcd.device.rotationalIsMedium',

@@ -2,11 +2,11 @@
 // else the installed package, else the control plane's image tags, else a lower bound from its flags.
 // Nothing is executed to find it: the path of a running "kubelet" is whatever its starter chose
 // (`exec -a /tmp/x/kubelet …`), and running it as root would run that user's program.
-import type { HostRoot } from '../host/host-root.ts';
-import type { FlagMap } from '../host/processes.ts';
-import type { WorkloadSnapshot } from '../workload/snapshot.ts';
-import { minorOf, type VersionHint } from './kubelet-config.ts';
-import type { KubeletCommand } from './kubelet-command.ts';
+import type { HostRoot } from '../../host/host-root.ts';
+import type { FlagMap } from '../../host/processes.ts';
+import type { WorkloadSnapshot } from '../../workload/snapshot.ts';
+import { minorOf, type VersionHint } from './config.ts';
+import type { KubeletCommand } from './command.ts';
 
 export interface KubeletVersion {
   version?: string;
