@@ -5,8 +5,11 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Metric
 import type { Fact } from '../facts/fact-set.ts';
 import type { Report } from '../report/types.ts';
 import { STARTUP_PHASES } from '../workload/snapshot.ts';
+import { oneLine, truncateBytes } from './text-bytes.ts';
 
 const P = 'node_tuning_advisor_';
+/** The short fix as a label, for alert text: `rules lint` keeps it to a finding line's tail. */
+const MAX_FIX_BYTES = 120;
 const COMPONENTS: Record<string, string> = {
   kubelet: 'kubelet',
   scheduler: 'kube-scheduler',
@@ -84,12 +87,13 @@ export function createAgentMetrics(version: string): AgentMetrics {
     collect() { if (report) this.set(report.score); },
   });
   new Gauge({
-    name: `${P}finding`, help: 'Rule status on this node: 1 = failing, 0 = not failing.',
-    labelNames: ['rule', 'severity', 'category'], registers,
+    name: `${P}finding`, help: 'Rule status on this node: 1 = failing, 0 = not failing; fix: the rule\'s short fix.',
+    labelNames: ['rule', 'severity', 'category', 'fix'], registers,
     collect() {
       this.reset();
       for (const f of report?.findings ?? []) {
-        this.set({ rule: f.ruleId, severity: f.severity, category: f.category }, f.status === 'fail' ? 1 : 0);
+        const fix = truncateBytes(oneLine(f.remediation.summary), MAX_FIX_BYTES);
+        this.set({ rule: f.ruleId, severity: f.severity, category: f.category, fix }, f.status === 'fail' ? 1 : 0);
       }
     },
   });

@@ -75,6 +75,8 @@ test('a critical finding fires NodeTuningCriticalFinding in a real Prometheus; f
   const alert = await critical();
   assert.deepEqual({ rule: alert?.labels.rule, node: alert?.labels.node, severity: alert?.labels.severity, category: alert?.labels.category },
     { rule: 'kernel-tick-rate', node: 'worker-1', severity: 'critical', category: 'kernel' });
+  assert.equal(alert?.annotations?.summary, 'Critical tuning finding kernel-tick-rate on worker-1 — boot a kernel built with CONFIG_HZ_1000=y',
+    'the short fix from the rule, as Prometheus renders the template');
   t.diagnostic(`NodeTuningCriticalFinding firing ${(firedAfter / 1000).toFixed(1)} s after Prometheus started`);
   assert.equal((await query(prom.url, 'up{job="node-tuning-advisor"}'))[0]?.value[1], '1');
   assert.ok(api.node('worker-1')?.metadata.annotations['node-tuning-advisor.io/summary'] !== undefined, 'the agent published on its Node');

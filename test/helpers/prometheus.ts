@@ -57,7 +57,7 @@ export async function waitFor(check: () => Promise<boolean>, timeoutMs: number, 
   throw new Error(`gave up after ${timeoutMs} ms: ${describe()}`);
 }
 
-export interface ApiAlert { labels: Record<string, string>; state: string; activeAt: string }
+export interface ApiAlert { labels: Record<string, string>; annotations?: Record<string, string>; state: string; activeAt: string }
 
 export async function alerts(url: string): Promise<ApiAlert[]> {
   const body = await (await fetch(`${url}/api/v1/alerts`)).json() as { data: { alerts: ApiAlert[] } };

@@ -51,8 +51,8 @@ test('metrics expose score, per-rule status, fact gauges with bounded labels, an
   assert.match(type ?? '', /^text\/plain; version=0\.0\.4/);
   for (const line of [
     'node_tuning_advisor_score 73',
-    'node_tuning_advisor_finding{rule="etcd-fsync-latency",severity="critical",category="etcd"} 1',
-    'node_tuning_advisor_finding{rule="kubelet-api-qps",severity="warning",category="api-client"} 0',
+    'node_tuning_advisor_finding{rule="etcd-fsync-latency",severity="critical",category="etcd",fix="move etcd\'s data dir to SSD/NVMe"} 1',
+    'node_tuning_advisor_finding{rule="kubelet-api-qps",severity="warning",category="api-client",fix="fix kubelet-api-qps quickly"} 0',
     'node_tuning_advisor_cpu_governor_info{governor="powersave"} 1',
     'node_tuning_advisor_cpu_driver_info{driver="intel_pstate"} 1',
     'node_tuning_advisor_tuned_profile_info{profile="throughput-performance"} 1',
