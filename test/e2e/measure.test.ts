@@ -189,7 +189,7 @@ describe('measure pod-startup on a real control plane: the test plays the kubele
         await earlierRun(cp, 'nta-measure-left2', 'measure-c', Date.now() - 7_200_000, Date.now() - 6_000_000);
         scripts['measure-c'] = () => ({ initMs: 0, createMs: 1000, readyMs: 0 });
         const run = await cliInTerminal(t, ['measure', 'pod-startup', '--node', 'measure-c', '--pods', '3'], 100,
-          { KUBECONFIG: kubeconfigs.runner, HOME: tmp }, { after: /left over by an interrupted run: namespace nta-measure-left2[^]*Delete it\? \[y\/N\] $/, input: 'y\n' });
+          { KUBECONFIG: kubeconfigs.runner, HOME: tmp }, { after: /left over by an interrupted run: namespace nta-measure-left2[^]*Delete it\? \[y\/N\]/, input: 'y\n' });
         if (!run) return;
         assert.equal(run.code, 0, run.raw);
         assert.match(run.raw, /deleted the leftover namespace nta-measure-left2/);

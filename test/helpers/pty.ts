@@ -29,9 +29,18 @@ export function columnsOf(line: string): number {
 
 /** Typed into the terminal once the screen shows `after` (a prompt). */
 export interface TerminalAnswer {
+  /** Tested against the screen's text without colour codes, line breaks and wrapping indentation: one space each. */
   after: RegExp;
   input: string;
 }
+
+/** What a prompt matcher sees: the text without escapes, carriage returns, or where the terminal width wrapped it. */
+export function flatScreen(text: string): string {
+  return stripAnsi(text).replace(/\r/g, '').replace(/\s*\n\s*/g, ' ');
+}
+
+/** A CLI run in a terminal that outlives this is killed and reported with its screen, not waited for. */
+const DEADLINE_MS = 120_000;
 
 /** Undefined after skipping the test (locally) when `script` is missing; under CI=true that fails. */
 export async function cliInTerminal(t: TestContext, args: string[], columns: number, env: NodeJS.ProcessEnv = {}, answer?: TerminalAnswer): Promise<TerminalRun | undefined> {
@@ -41,19 +50,30 @@ export async function cliInTerminal(t: TestContext, args: string[], columns: num
   const child = spawn(script, ['-q', '-e', '-c', command, '/dev/null'], {
     env: { PATH: process.env.PATH, HOME: process.env.HOME, TERM: 'xterm-256color', ...env },
     stdio: [answer ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+    detached: true,
   });
   const chunks: Buffer[] = [];
   let answered = false;
   child.stdout?.on('data', (c: Buffer) => {
     chunks.push(c);
-    if (answer && !answered && answer.after.test(stripAnsi(Buffer.concat(chunks).toString('utf8')))) {
+    if (answer && !answered && answer.after.test(flatScreen(Buffer.concat(chunks).toString('utf8')))) {
       answered = true;
       child.stdin?.write(answer.input);
     }
   });
   child.stderr?.on('data', (c: Buffer) => chunks.push(c));
+  let timedOut = false;
+  const deadline = setTimeout(() => {
+    timedOut = true;
+    try { process.kill(-(child.pid as number), 'SIGKILL'); } catch { /* already gone */ }
+  }, DEADLINE_MS);
   const code = await new Promise<number>((resolve) => child.on('close', (c) => resolve(c ?? 1)));
+  clearTimeout(deadline);
   const raw = Buffer.concat(chunks).toString('utf8').replaceAll('\r\n', '\n');
+  if (timedOut) {
+    const waiting = answer && !answered ? `; it never showed ${answer.after} (flattened screen: ${JSON.stringify(flatScreen(raw).slice(-600))})` : '';
+    throw new Error(`${args.join(' ')} still ran after ${DEADLINE_MS / 1000} s in the terminal, killed${waiting}\n${raw}`);
+  }
   // A carriage return redraws its line in place (progress lines): the screen keeps what came last.
   const lines = stripAnsi(raw).split('\n').map((line) => line.slice(line.lastIndexOf('\r') + 1));
   if (lines.at(-1) === '') lines.pop();
