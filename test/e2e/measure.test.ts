@@ -19,7 +19,7 @@ import { ControlPlane, realServerTier } from '../helpers/control-plane.ts';
 import { createReadyNode } from '../helpers/kube-objects.ts';
 import { FakeKubelet, type PodScript } from '../helpers/kubelet.ts';
 import { REPO } from '../helpers/manifests.ts';
-import { cliInTerminal, columnsOf, stripAnsi } from '../helpers/pty.ts';
+import { cliInTerminal, columnsOf, flatScreen, stripAnsi } from '../helpers/pty.ts';
 import {
   TOLERANCE_MS, assertPhases, cleanedUp, createdAt, earlierRun, expectedPhases, namespaceGone, percentile, podIndex, publishAdvisor, runMeasure, type Run,
 } from '../helpers/measure-cli.ts';
@@ -185,14 +185,19 @@ describe('measure pod-startup on a real control plane: the test plays the kubele
         assert.match(refused.stderr, /missing permission: delete namespaces \(to clean up\); bind the ClusterRole node-tuning-advisor-measure/);
         assert.deepEqual(await audit.requests((r) => r.user === LIMITED && r.verb === 'create' && !r.path.includes('selfsubjectaccessreviews')), [], 'nothing created');
 
-        // On a terminal: the leftover prompt, and the progress line rewritten in place.
+        // On a terminal: a prompt per leftover (another node's is kept, this node's deleted), and the
+        // progress line rewritten in place. measure-b's own leftover may be asked about too (the runs are concurrent).
+        await earlierRun(cp, 'nta-measure-left0', 'measure-down', Date.now() - 7_200_000, Date.now() - 6_000_000);
         await earlierRun(cp, 'nta-measure-left2', 'measure-c', Date.now() - 7_200_000, Date.now() - 6_000_000);
         scripts['measure-c'] = () => ({ initMs: 0, createMs: 1000, readyMs: 0 });
         const run = await cliInTerminal(t, ['measure', 'pod-startup', '--node', 'measure-c', '--pods', '3'], 100,
-          { KUBECONFIG: kubeconfigs.runner, HOME: tmp }, { after: /left over by an interrupted run: namespace nta-measure-left2[^]*Delete it\? \[y\/N\]/, input: 'y\n' });
+          { KUBECONFIG: kubeconfigs.runner, HOME: tmp }, { prompt: 'Delete it? [y/N]', about: /left over by an interrupted run: namespace nta-measure-left2 /, input: 'y\n', otherwise: 'n\n' });
         if (!run) return;
         assert.equal(run.code, 0, run.raw);
         assert.match(run.raw, /deleted the leftover namespace nta-measure-left2/);
+        assert.match(flatScreen(run.raw), /left over by an interrupted run: namespace nta-measure-left0 .*; delete it with --delete-leftovers or kubectl delete namespace nta-measure-left0/);
+        await cp.must('DELETE', '/api/v1/namespaces/nta-measure-left0');
+        namespaces.push('nta-measure-left0');
         assert.match(run.raw, /\r\u001b\[K[0-3]\/3 ready, \d+ s \(3 scheduled, [0-3] started\)/, 'the progress line, redrawn in place');
         assert.match(run.raw, /\r\u001b\[KPod start-up on node measure-c: 3 pods at once/, 'the line erased before the result');
         // What the screen keeps of each line: the text after its last carriage return (each redraw erases the line).

@@ -27,11 +27,16 @@ export function columnsOf(line: string): number {
   return [...line].length;
 }
 
-/** Typed into the terminal once the screen shows `after` (a prompt). */
+/**
+ * Replies to each `prompt` the screen shows: `input` to the one whose text since the previous
+ * prompt matches `about`, `otherwise` to any other (a second leftover, say, that a concurrent test
+ * left). Matched against the screen without colour codes, line breaks and wrapping indentation.
+ */
 export interface TerminalAnswer {
-  /** Tested against the screen's text without colour codes, line breaks and wrapping indentation: one space each. */
-  after: RegExp;
+  prompt: string;
+  about: RegExp;
   input: string;
+  otherwise: string;
 }
 
 /** What a prompt matcher sees: the text without escapes, carriage returns, or where the terminal width wrapped it. */
@@ -53,12 +58,16 @@ export async function cliInTerminal(t: TestContext, args: string[], columns: num
     detached: true,
   });
   const chunks: Buffer[] = [];
+  let prompts = 0;
   let answered = false;
   child.stdout?.on('data', (c: Buffer) => {
     chunks.push(c);
-    if (answer && !answered && answer.after.test(flatScreen(Buffer.concat(chunks).toString('utf8')))) {
-      answered = true;
-      child.stdin?.write(answer.input);
+    if (!answer) return;
+    const asked = flatScreen(Buffer.concat(chunks).toString('utf8')).split(answer.prompt);
+    for (; prompts < asked.length - 1; prompts += 1) {
+      const mine = answer.about.test(asked[prompts] as string);
+      answered ||= mine;
+      child.stdin?.write(mine ? answer.input : answer.otherwise);
     }
   });
   child.stderr?.on('data', (c: Buffer) => chunks.push(c));
@@ -71,7 +80,7 @@ export async function cliInTerminal(t: TestContext, args: string[], columns: num
   clearTimeout(deadline);
   const raw = Buffer.concat(chunks).toString('utf8').replaceAll('\r\n', '\n');
   if (timedOut) {
-    const waiting = answer && !answered ? `; it never showed ${answer.after} (flattened screen: ${JSON.stringify(flatScreen(raw).slice(-600))})` : '';
+    const waiting = answer && !answered ? `; it never asked "${answer.prompt}" about ${answer.about} (flattened screen: ${JSON.stringify(flatScreen(raw).slice(-600))})` : '';
     throw new Error(`${args.join(' ')} still ran after ${DEADLINE_MS / 1000} s in the terminal, killed${waiting}\n${raw}`);
   }
   // A carriage return redraws its line in place (progress lines): the screen keeps what came last.
