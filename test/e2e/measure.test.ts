@@ -78,6 +78,9 @@ describe('measure pod-startup on a real control plane: the test plays the kubele
   }
 
   test('three nodes at once', { concurrency: true }, async (t) => {
+    // measure-b's --delete-leftovers run deletes every expired leftover, any node's: measure-c makes its own after it.
+    let leftoversDeletedByB: () => void = () => {};
+    const afterMeasureBDeletes = new Promise<void>((resolve) => { leftoversDeletedByB = resolve; });
     await Promise.all([
       t.test('measure-a: phases match the injected delays within 250 ms (scheduler placement), then --compare after a fix', async (t) => {
         // Before: CONFIG_HZ 250 and the seed's default client limits; containers take 3-5 s to start.
@@ -117,6 +120,7 @@ describe('measure pod-startup on a real control plane: the test plays the kubele
         await cleanedUp(cp, second.json.namespace);
       }),
       t.test('measure-b: slow attach, then a timeout, then SIGINT mid-run', async (t) => {
+        t.after(() => leftoversDeletedByB());
         await cp.must('POST', '/apis/storage.k8s.io/v1/storageclasses', {
           apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'slow-attach' }, provisioner: 'attach.csi.example.com', volumeBindingMode: 'Immediate',
         });
@@ -155,6 +159,7 @@ describe('measure pod-startup on a real control plane: the test plays the kubele
         const interrupted = await measure(['--node', 'measure-b', '--pods', '4', '--delete-leftovers'], { interrupt: () => bound() >= 4 });
         assert.equal(interrupted.code, 130, interrupted.stderr);
         assert.match(interrupted.stderr, /deleted the leftover namespace nta-measure-left1/);
+        leftoversDeletedByB();
         assert.equal((await cp.request('GET', '/api/v1/namespaces/team-app')).status, 200, 'a labelled namespace of another name is left alone');
         const namespace = /interrupted; namespace (nta-measure-\w+) deleted, its pods gone/.exec(interrupted.stderr)?.[1];
         assert.ok(namespace, interrupted.stderr);
@@ -187,6 +192,7 @@ describe('measure pod-startup on a real control plane: the test plays the kubele
 
         // On a terminal: a prompt per leftover (another node's is kept, this node's deleted), and the
         // progress line rewritten in place. measure-b's own leftover may be asked about too (the runs are concurrent).
+        await afterMeasureBDeletes;
         await earlierRun(cp, 'nta-measure-left0', 'measure-down', Date.now() - 7_200_000, Date.now() - 6_000_000);
         await earlierRun(cp, 'nta-measure-left2', 'measure-c', Date.now() - 7_200_000, Date.now() - 6_000_000);
         scripts['measure-c'] = () => ({ initMs: 0, createMs: 1000, readyMs: 0 });
