@@ -30,10 +30,15 @@ export function evaluate(condition: Condition, facts: FactSet, params: Params): 
   const outcomes = (isAll ? condition.all : condition.any).map((part) => evaluate(part, facts, params));
   const deciding = isAll ? false : true;
   const decided = outcomes.filter((outcome) => outcome.truth === deciding);
-  if (decided.length > 0) return { truth: deciding, reasons: decided.flatMap((outcome) => outcome.reasons) };
+  if (decided.length > 0) return { truth: deciding, reasons: reasonsOf(decided) };
   const unknown = outcomes.filter((outcome) => outcome.truth === 'unknown');
-  if (unknown.length > 0) return { truth: 'unknown', reasons: unknown.flatMap((outcome) => outcome.reasons) };
-  return { truth: !deciding, reasons: outcomes.flatMap((outcome) => outcome.reasons) };
+  if (unknown.length > 0) return { truth: 'unknown', reasons: reasonsOf(unknown) };
+  return { truth: !deciding, reasons: reasonsOf(outcomes) };
+}
+
+/** Each reason once: two leaves on the same unknown fact give one reason, not the same sentence twice. */
+function reasonsOf(outcomes: Outcome[]): string[] {
+  return [...new Set(outcomes.flatMap((outcome) => outcome.reasons))];
 }
 
 export function renderValue(value: FactValue | Scalar[] | undefined): string {

@@ -118,3 +118,12 @@ test('{{params.name[fact]}} renders the param chosen by the fact value; unknown 
   assert.equal(renderTemplate(template, facts({ phase: 'UNKNOWN' }), params), 'largest: ?, see ?');
   assert.equal(renderTemplate(template, facts({ phase: 'readiness' }), params), 'largest: readiness, see ?');
 });
+
+test('two leaves on the same unknown fact give its reason once (etcd-io-priority said it twice)', () => {
+  const condition: Condition = { any: [
+    { fact: 'io.class', op: 'In', values: ['none', 'idle'] },
+    { all: [{ fact: 'io.class', op: 'In', values: ['best-effort'] }, { fact: 'io.level', op: 'Gt', value: 0 }] },
+  ] };
+  assert.deepEqual(evaluate(condition, facts({ 'io.class': 'UNKNOWN', 'io.level': 'UNKNOWN' }), {}).reasons,
+    ['io.class is unknown: could not read it', 'io.level is unknown: could not read it']);
+});
