@@ -2,6 +2,7 @@
 // the pods) and has room for them; the caller may do everything the run and its cleanup need (so a
 // missing `delete namespaces` is found before a namespace exists that could not be removed); the
 // StorageClass exists and can work with the placement. Each problem is one sentence naming the fix.
+import { InputError } from '../input-error.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { KubeError } from '../kube/errors.ts';
 import type { KubeObject } from '../kube/objects.ts';
@@ -10,8 +11,8 @@ import type { Placement } from './objects.ts';
 
 type Obj = Record<string, any>;
 
-/** A problem that stops the measurement before it starts (CLI exit 2), in one sentence. */
-export class MeasureError extends Error {
+/** A problem that stops the measurement before it starts (the CLI's exit 2, as any bad input), in one sentence. */
+export class MeasureError extends InputError {
   override name = 'MeasureError';
 }
 

@@ -191,20 +191,29 @@ function watchNode(client: KubeClient, node: string, follower: PodFollower, hook
 
 /** Until every pod is Ready or ended, the timeout, or the interrupt. */
 async function follow(follower: PodFollower, deadline: number, signal: AbortSignal, now: () => number): Promise<'complete' | 'timeout' | 'interrupted'> {
+  const outcome = await waitUntil(follower, () => follower.settled, deadline, signal, now);
+  return outcome === 'done' ? 'complete' : outcome;
+}
+
+/** Woken by each change the watches bring (no polling) until `done`, the deadline or the abort; leaves no timer or listener behind. */
+async function waitUntil(follower: PodFollower, done: () => boolean, deadline: number, signal: AbortSignal | undefined, now: () => number): Promise<'done' | 'timeout' | 'interrupted'> {
   let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<'timeout'>((resolve) => { timer = setTimeout(() => resolve('timeout'), Math.max(0, deadline - now())); });
-  const interrupted = new Promise<'interrupted'>((resolve) => {
-    if (signal.aborted) resolve('interrupted');
-    signal.addEventListener('abort', () => resolve('interrupted'), { once: true });
+  let onAbort = (): void => {};
+  const stopped = new Promise<'timeout' | 'interrupted'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), Math.max(0, deadline - now()));
+    onAbort = () => resolve('interrupted');
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener('abort', onAbort, { once: true });
   });
   try {
-    while (!follower.settled) {
-      const next = await Promise.race([follower.nextChange().then(() => 'change' as const), timedOut, interrupted]);
+    while (!done()) {
+      const next = await Promise.race([follower.nextChange().then(() => 'change' as const), stopped]);
       if (next !== 'change') return next;
     }
-    return 'complete';
+    return 'done';
   } finally {
     clearTimeout(timer);
+    signal?.removeEventListener('abort', onAbort);
   }
 }
 
@@ -225,18 +234,9 @@ async function cleanUp(client: KubeClient, cleanup: Cleanup, follower: PodFollow
       return;
     }
     const deadline = Date.now() + (hooks.signal.aborted ? 30_000 : 60_000);
-    while (follower.counts().present > 0 && Date.now() < deadline && !hooks.cleanupSignal?.aborted) {
-      await Promise.race([follower.nextChange(), sleep(Math.min(1_000, Math.max(0, deadline - Date.now())), hooks.cleanupSignal)]);
-    }
+    await waitUntil(follower, () => follower.counts().present === 0, deadline, hooks.cleanupSignal, Date.now);
     cleanup.podsLeft = follower.counts().present;
   } finally {
     await Promise.all(informers.map((i) => i.stop()));
   }
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => { clearTimeout(timer); resolve(); }, { once: true });
-  });
 }

@@ -8,6 +8,7 @@ import {
   MEASUREMENT_KIND, MEASUREMENT_SCHEMA_VERSION, phaseTable, slowestPods, sloVerdict, type Measurement, type NotReadyGroup, type PhaseStats,
 } from './result.ts';
 import { byCodePoint } from '../order.ts';
+import { kubeletVersionOf } from '../workload/state.ts';
 
 type Obj = Record<string, any>;
 
@@ -29,11 +30,6 @@ export interface Ending {
   createErrors: Map<string, { pods: number; example: string }>;
 }
 
-function kubeletVersionOf(node: Obj): string | null {
-  const v = node.status?.nodeInfo?.kubeletVersion;
-  return typeof v === 'string' && /^v?\d{1,3}\.\d{1,4}\.\d{1,4}(?:[-+][0-9A-Za-z.+-]{1,40})?$/.test(v) ? v : null;
-}
-
 function attachStats(follower: PodFollower): PhaseStats {
   const w = follower.state.attach.window;
   const at = (p: number): number | null => { const v = w.percentile(p); return v === null ? null : Math.round(v); };
@@ -53,7 +49,7 @@ export function buildMeasurement(ctx: Context, follower: PodFollower, end: Endin
     namespace: end.namespace,
     clusterVersion: 'version' in ctx.cluster ? ctx.cluster.version : null,
     ...('unknown' in ctx.cluster ? { clusterVersionUnknown: ctx.cluster.unknown } : {}),
-    kubeletVersion: kubeletVersionOf(ctx.node),
+    kubeletVersion: kubeletVersionOf(ctx.node.status?.nodeInfo?.kubeletVersion),
     startedAt: new Date(end.burstAt).toISOString(),
     finishedAt: new Date(end.finishedAt).toISOString(),
     settings: {

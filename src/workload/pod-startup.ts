@@ -52,12 +52,6 @@ export class PodStartupTracker {
     return this.pods.get(uid)?.at.scheduled;
   }
 
-  /** The milestones a tracked pod reached so far, as timed (ms); undefined when not tracked. */
-  reached(uid: string): Partial<Record<Milestone, number>> | undefined {
-    const at = this.pods.get(uid)?.at;
-    return at === undefined ? undefined : { ...at };
-  }
-
   observe(pod: PodView): void {
     let tracked = this.pods.get(pod.uid);
     if (!tracked) {

@@ -156,6 +156,6 @@ function roundOrNull(ms: number | null): number | null {
 }
 
 /** The kubelet's own version report, if it looks like one ("v1.31.2", "v1.30.2+k3s1"); anything else is dropped. */
-function kubeletVersionOf(value: unknown): string | null {
+export function kubeletVersionOf(value: unknown): string | null {
   return typeof value === 'string' && /^v?\d{1,3}\.\d{1,4}\.\d{1,4}(?:[-+][0-9A-Za-z.+-]{1,40})?$/.test(value) ? value : null;
 }

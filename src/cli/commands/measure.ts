@@ -8,7 +8,6 @@ import { TokenBucket } from '../../kube/backoff.ts';
 import { KubeClient } from '../../kube/client.ts';
 import { compareMeasurements } from '../../measure/compare.ts';
 import { PLACEMENTS } from '../../measure/objects.ts';
-import { MeasureError } from '../../measure/preflight.ts';
 import type { Measurement } from '../../measure/result.ts';
 import { measurePodStartup, type Cleanup, type RunResult } from '../../measure/run.ts';
 import { readMeasurement, saveMeasurement } from '../../measure/saved.ts';
@@ -172,7 +171,7 @@ export async function measureCommand(args: string[], io: Io): Promise<number> {
     io.stdout.write(MEASURE_USAGE);
     return EXIT_OK;
   }
-  const before = s.compare !== undefined ? terminalSafe(await readMeasurement(s.compare).catch(asUsage)) : undefined;
+  const before = s.compare !== undefined ? terminalSafe(await readMeasurement(s.compare)) : undefined;
   if (s.save !== undefined) await checkWritable(s.save);
   const failed: Measurement['api']['failed'] = [];
   let client: KubeClient;
@@ -206,7 +205,6 @@ export async function measureCommand(args: string[], io: Io): Promise<number> {
       io.stderr.write('interrupted before anything was created\n');
       return EXIT_SIGNAL[stops.signal() ?? 'SIGINT'] ?? 130;
     }
-    if (error instanceof MeasureError) throw new UsageError(error.message);
     throw error;
   } finally {
     progress.clear();
@@ -219,14 +217,9 @@ export async function measureCommand(args: string[], io: Io): Promise<number> {
     return EXIT_SIGNAL[stops.signal() ?? 'SIGINT'] ?? 130;
   }
   const measurement = terminalSafe(result.measurement);
-  if (s.save !== undefined) await saveMeasurement(s.save, measurement).catch(asUsage);
+  if (s.save !== undefined) await saveMeasurement(s.save, measurement);
   render(io, s, measurement, before);
   if (cleanup) io.stderr.write(`${stripControls(cleanup)}\n`);
   if (measurement.outcome === 'timeout') return EXIT_TIMEOUT;
   return measurement.slo.met ? EXIT_OK : EXIT_FINDINGS;
-}
-
-function asUsage(error: unknown): never {
-  if (error instanceof MeasureError) throw new UsageError(error.message);
-  throw error;
 }
