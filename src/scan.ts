@@ -9,9 +9,6 @@ import { REPORT_SCHEMA_VERSION, type Finding, type FindingStatus, type Report } 
 import type { FactSet } from './facts/fact-set.ts';
 import { InputError } from './input-error.ts';
 
-export { InputError } from './input-error.ts';
-export { loadRuleSet, type RuleSelection } from './rules/rule-set.ts';
-
 export interface ScanOptions extends RuleSelection, CollectOptions {
   hostRoot: string;
   nodeName?: string;

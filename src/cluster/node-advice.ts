@@ -4,7 +4,7 @@
 import { FINDINGS_KEY, parseAnnotations, type AnnotatedReport } from '../publish/annotations.ts';
 import { EVENT_NAMESPACE, REPORTING_COMPONENT } from '../publish/events.ts';
 import { oneLine } from '../publish/text-bytes.ts';
-import { InputError } from '../scan.ts';
+import { InputError } from '../input-error.ts';
 import type { ClusterApi } from './api.ts';
 import { rolesOf } from './nodes.ts';
 import { byCodePoint } from '../order.ts';

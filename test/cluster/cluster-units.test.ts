@@ -9,7 +9,7 @@ import { EventsSplitTally } from '../../src/cluster/report.ts';
 import { FactSet } from '../../src/facts/fact-set.ts';
 import { nodeLines } from '../../src/publish/cluster-report.ts';
 import { scopeErrors } from '../../src/rules/validate.ts';
-import { loadRuleSet } from '../../src/scan.ts';
+import { loadRuleSet } from '../../src/rules/rule-set.ts';
 import { finding, report, seedReport } from '../helpers/reports.ts';
 
 describe('affinity-assistant mode (Tekton GetAffinityAssistantBehavior)', () => {

@@ -136,6 +136,15 @@ describe('the built bundle', () => {
     assert.ok(packages('agent').includes('@kubernetes/client-node') && packages('agent').includes('prom-client'), 'the check sees them where they are');
   });
 
+  test('the cluster commands and the plugin\'s dispatcher load not the scan pipeline (collectors, src/scan.ts)', () => {
+    const inputsOf = (command: string) => loadedBy(meta, 'node-tuning-advisor.mjs', `src/cli/commands/${command}.ts`).files
+      .flatMap((file) => Object.entries(meta.outputs).filter(([out]) => out.endsWith(`/${file}`) || out === file).flatMap(([, o]) => Object.keys(o.inputs)));
+    for (const command of ['report', 'describe', 'measure', 'kubectl-plugin', 'rules']) {
+      assert.deepEqual(inputsOf(command).filter((i) => ['src/collectors/index.ts', 'src/facts/collect.ts', 'src/scan.ts'].includes(i)), [], command);
+    }
+    assert.ok(inputsOf('scan').includes('src/collectors/index.ts'), 'the check sees them where they are');
+  });
+
   test('no npm undici, none of client-node\'s generated code but the stubs, of ajv only its runtime helpers', () => {
     const inputs = Object.keys(meta.inputs);
     assert.deepEqual(inputs.filter((i) => packageOf(i) === 'ajv' && !i.startsWith('node_modules/ajv/dist/runtime/')), []);

@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { runScan, loadRuleSet } from '../../src/scan.ts';
+import { runScan } from '../../src/scan.ts';
+import { loadRuleSet } from '../../src/rules/rule-set.ts';
 import { evaluateRules } from '../../src/rules/engine.ts';
 import { FactSet } from '../../src/facts/fact-set.ts';
 import { etcdLatencyFromMetrics } from '../../src/collectors/etcd/metrics.ts';

@@ -3,7 +3,7 @@
 import { stringify } from 'yaml';
 import { readNodeAdvice } from '../../cluster/node-advice.ts';
 import { renderNodeView } from '../../publish/terminal/node-view.ts';
-import { loadRuleSet } from '../../scan.ts';
+import { loadRuleSet } from '../../rules/rule-set.ts';
 import { EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, oneOf, parseFlags, terminalWidth, UsageError, useColor, type Io } from '../io.ts';
 import { KUBE_FLAGS, KUBE_FLAGS_USAGE, clusterApiFrom } from '../kube-flags.ts';
 import { terminalSafe } from '../terminal-safe.ts';

@@ -5,7 +5,8 @@ import { failBlock, idColumn, painter, reasonOf, settledBlock, unknownBlock, typ
 import { commandLines, hang } from '../../publish/terminal/layout.ts';
 import type { EffectiveRule } from '../../rules/engine.ts';
 import type { Finding } from '../../report/types.ts';
-import { loadRuleSet, runScan } from '../../scan.ts';
+import { loadRuleSet } from '../../rules/rule-set.ts';
+import { runScan } from '../../scan.ts';
 import { EXIT_INPUT, EXIT_OK, parseFlags, terminalWidth, UsageError, useColor, type Io } from '../io.ts';
 import { describeCondition, RULES_USAGE, selectionFlags } from './rules.ts';
 

@@ -1,8 +1,6 @@
 // `kubectl node-tuning …`: kubectl runs `kubectl-node_tuning` from the PATH with the arguments after
 // the plugin name. Only argument translation: each subcommand is the CLI command of the same name.
 import { EXIT_INPUT, EXIT_OK, UsageError, type Io } from '../io.ts';
-import { explainCommand } from './explain.ts';
-import { scanCommand } from './scan.ts';
 
 export const PLUGIN = 'kubectl node-tuning';
 
@@ -27,15 +25,15 @@ const KUBE_FLAG = /^--(kubeconfig|context)(=|$)/;
 export async function kubectlPluginCommand(args: string[], io: Io): Promise<number> {
   const [sub, ...rest] = args;
   switch (sub) {
-    // As in the CLI's command table: the Kubernetes client loads only for the commands that use it.
+    // As in the CLI's command table: each command's modules load when it runs (the collectors only for scan and explain, the Kubernetes client only for the cluster commands).
     case 'report': return (await import('./report.ts')).reportCommand(rest, io);
     case 'describe': return (await import('./describe.ts')).describeCommand(rest, io, PLUGIN);
     case 'measure': return (await import('./measure.ts')).measureCommand(rest, io);
-    case 'explain': return explainCommand(rest, io);
+    case 'explain': return (await import('./explain.ts')).explainCommand(rest, io);
     case 'scan': {
       const flag = rest.find((arg) => KUBE_FLAG.test(arg));
       if (flag) throw new UsageError(`scan reads this machine, not a cluster, so ${flag.split('=')[0]} does not apply: run it on the node, or see what the node's agent published with "${PLUGIN} describe NODE"`);
-      return scanCommand(rest, io);
+      return (await import('./scan.ts')).scanCommand(rest, io);
     }
     case undefined: case '-h': case '--help': case 'help':
       io.stdout.write(PLUGIN_USAGE);
