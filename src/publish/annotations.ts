@@ -12,8 +12,6 @@ export const SUMMARY_KEY = `${ANNOTATION_PREFIX}summary`;
 export const FINDINGS_KEY = `${ANNOTATION_PREFIX}findings`;
 export const REPORT_KEY = `${ANNOTATION_PREFIX}report`;
 
-/** kubectl describe keeps a value on the key's line while key + value ≤ 138 bytes. */
-export const MAX_SINGLE_LINE_BYTES = 138;
 /** kubectl describe cuts each line of a multi-line value after 138 bytes. */
 export { MAX_LINE_BYTES };
 /** Our share of the Node's 256 KiB annotation budget: all our keys plus values. */
@@ -125,15 +123,16 @@ export function renderAnnotations(report: Report): AnnotationMap {
   const nonPassing = nonPassingInOrder(report.findings);
   const entries = nonPassing.map(entryFor);
   const lines = nonPassing.map(renderFindingLine);
+  const summary = renderSummary(report);
   for (let keep = nonPassing.length; ; keep -= 1) {
-    const rendered = build(report, entries.slice(0, keep), lines.slice(0, keep), nonPassing.length - keep);
+    const rendered = build(report, summary, entries.slice(0, keep), lines.slice(0, keep), nonPassing.length - keep);
     if (keep === 0 || totalBytes(rendered) <= MAX_TOTAL_BYTES) return rendered;
   }
 }
 
-function build(report: Report, entries: RuleEntry[], lines: string[], omitted: number): AnnotationMap {
+function build(report: Report, summary: string, entries: RuleEntry[], lines: string[], omitted: number): AnnotationMap {
   const annotations: AnnotationMap = {
-    [SUMMARY_KEY]: renderSummary(report),
+    [SUMMARY_KEY]: summary,
     [REPORT_KEY]: renderReportJson(report, entries, omitted),
   };
   const shown = omitted > 0 ? [...lines, `+${omitted} more not shown (8 KiB limit): run scan on the node`] : lines;
