@@ -180,7 +180,7 @@ const controlPlaneLimitsCollector: Collector = {
   ],
   async collect({ host, facts }) {
     const processes = await listProcesses(host);
-    const rancher = await detectRancher(host, processes);
+    const rancher = await detectRancher(host);
     const find = (c: Component): Promise<Found | undefined> => findComponent(host, c, processes, rancher);
     await collectClient(host, facts, 'scheduler', 'kube-scheduler', await find('kube-scheduler'), [50, 100]);
     await collectClient(host, facts, 'controllerManager', 'kube-controller-manager', await find('kube-controller-manager'), [20, 30]);

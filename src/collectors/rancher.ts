@@ -5,7 +5,8 @@
 // after the config files', so they win, as they do in k3s.
 import { parse as parseYaml } from 'yaml';
 import type { HostRoot } from '../host/host-root.ts';
-import { argsFrom, findProcesses, parseFlags, type HostProcess, type SourcedArg } from '../host/processes.ts';
+import { argsFrom, findProcesses, listProcesses, parseFlags, type HostProcess, type SourcedArg } from '../host/processes.ts';
+import { oncePerScan } from '../host/per-scan.ts';
 import { attributeOrigins, reconstructUnitCommand, type UnitCommand } from '../host/systemd-unit.ts';
 
 export type RancherDistro = 'k3s' | 'rke2';
@@ -68,7 +69,9 @@ function configArgs(doc: Record<string, unknown>, file: string): SourcedArg[] {
   return args;
 }
 
-export async function detectRancher(host: HostRoot, processes: HostProcess[]): Promise<RancherInstall | undefined> {
+export const detectRancher: (host: HostRoot) => Promise<RancherInstall | undefined> = oncePerScan(async (host) => detectRancherIn(host, await listProcesses(host)));
+
+async function detectRancherIn(host: HostRoot, processes: HostProcess[]): Promise<RancherInstall | undefined> {
   for (const distro of ['k3s', 'rke2'] as const) {
     const process = rancherProcess(processes, distro);
     let marked = process !== undefined;

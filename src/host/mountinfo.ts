@@ -1,6 +1,7 @@
 // The mount table as the kernel prints it in /proc/<pid>/mountinfo, and the mount that holds a path.
 // Format (proc(5)): "36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw,errors=continue".
 import type { HostRoot } from './host-root.ts';
+import { oncePerScanAndKey } from './per-scan.ts';
 
 /** Nodes with thousands of pods have mount tables of several MiB (~150 bytes a mount). */
 export const MAX_MOUNTINFO_BYTES = 16 * 1024 * 1024;
@@ -11,7 +12,9 @@ export type MountTable = { ok: true; entries: MountEntry[] } | { ok: false; reas
  * A whole mount table, or why not. A table longer than the cap is not parsed in part: the mounts
  * cut off could be the very one holding a path, which would then be attributed to a parent (often /).
  */
-export async function readMountTable(host: HostRoot, path: string): Promise<MountTable> {
+export const readMountTable: (host: HostRoot, path: string) => Promise<MountTable> = oncePerScanAndKey(readMountTableOnce);
+
+async function readMountTableOnce(host: HostRoot, path: string): Promise<MountTable> {
   const read = await host.readText(path, { maxBytes: MAX_MOUNTINFO_BYTES });
   if (!read.ok) return { ok: false, reason: read.reason };
   if (read.truncated) {

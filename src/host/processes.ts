@@ -2,6 +2,7 @@
 // proc/<pid>/{comm,cmdline,cwd}), and the Go-style (pflag) command lines Kubernetes binaries take.
 import path from 'node:path';
 import type { HostRoot } from './host-root.ts';
+import { oncePerScan } from './per-scan.ts';
 
 export interface HostProcess {
   pid: number;
@@ -40,18 +41,8 @@ export interface ProcessTable {
   processes: HostProcess[];
 }
 
-// One walk of /proc per HostRoot: a scan opens its own HostRoot, and several collectors
-// (kubelet, control plane, etcd, tuned, volumes) look for processes in the same scan.
-const tables = new WeakMap<HostRoot, Promise<ProcessTable>>();
-
-export function readProcessTable(host: HostRoot): Promise<ProcessTable> {
-  let table = tables.get(host);
-  if (!table) {
-    table = walkProc(host);
-    tables.set(host, table);
-  }
-  return table;
-}
+// One walk of /proc per scan: several collectors (kubelet, control plane, etcd, tuned, volumes) look for processes.
+export const readProcessTable: (host: HostRoot) => Promise<ProcessTable> = oncePerScan(walkProc);
 
 export async function listProcesses(host: HostRoot): Promise<HostProcess[]> {
   return (await readProcessTable(host)).processes;

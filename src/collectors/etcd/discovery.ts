@@ -259,7 +259,7 @@ async function fromKubesprayEnv(host: HostRoot, ignored: string[]): Promise<Etcd
 }
 
 async function fromK3s(host: HostRoot): Promise<EtcdDiscovery | undefined> {
-  const rancher = await detectRancher(host, await listProcesses(host));
+  const rancher = await detectRancher(host);
   const dataRoot = rancher?.distro === 'k3s' ? rancher.dataDir : '/var/lib/rancher/k3s';
   const dir = `${dataRoot}/server/db/etcd`;
   if (!(await host.exists(`${dir}/member`)) && !(await host.exists(`${dir}/config`))) return undefined;

@@ -3,6 +3,7 @@
 import type { HostRoot } from '../../host/host-root.ts';
 import { argsFrom, findProcesses, listProcesses, processCwd, type SourcedArg } from '../../host/processes.ts';
 import { attributeOrigins, reconstructUnitCommand } from '../../host/systemd-unit.ts';
+import { oncePerScan } from '../../host/per-scan.ts';
 import { componentArgs, detectRancher, type RancherInstall } from '../rancher.ts';
 
 export interface KubeletCommand {
@@ -29,20 +30,23 @@ export function rancherSource(rancher: RancherInstall): string {
   return rancher.unit?.command.files[0] ?? rancher.configFiles[0] ?? rancher.dataDir;
 }
 
-export async function findKubeletCommand(host: HostRoot): Promise<KubeletCommand | undefined> {
+/** Once per scan: the kubelet and volumes collectors both need it. */
+export const findKubeletCommand: (host: HostRoot) => Promise<KubeletCommand | undefined> = oncePerScan(findKubeletCommandIn);
+
+async function findKubeletCommandIn(host: HostRoot): Promise<KubeletCommand | undefined> {
   const processes = await listProcesses(host);
   const unit = await reconstructUnitCommand(host, 'kubelet.service');
   const live = findProcesses(processes, ['kubelet']).find((p) => !p.argv.slice(1).includes('--version'));
   if (live) {
     const cmdline = `/proc/${live.pid}/cmdline`;
     const args = attributeOrigins(argsFrom(live.argv.slice(1), cmdline), unit?.args ?? []);
-    const rancher = await detectRancher(host, processes);
+    const rancher = await detectRancher(host);
     return {
       via: 'process', source: cmdline, args, cwd: (await processCwd(host, live.pid)) ?? '/', pid: live.pid,
       binary: live.argv[0], files: unit?.files ?? [], problems: [], ...(rancher ? { rancher } : {}),
     };
   }
-  const rancher = await detectRancher(host, processes);
+  const rancher = await detectRancher(host);
   if (rancher && !unit) {
     const dropIns = `${rancher.dataDir}/agent/etc/kubelet.conf.d`;
     return {
