@@ -37,13 +37,15 @@ export function newTally(): ThrottleTally {
   return { count: 0, maxWaitMs: 0, formats: new Set() };
 }
 
-export function addHit(tally: ThrottleTally, hit: ThrottleHit): void {
+/** Counts a throttle line; the request it names is read only from the line that becomes the longest wait. */
+export function addHit(tally: ThrottleTally, hit: Omit<ThrottleHit, keyof ThrottledRequest>, line: string): void {
   tally.count++;
   tally.formats.add(hit.format);
   if (tally.worst === undefined || hit.waitMs > tally.maxWaitMs) {
     tally.maxWaitMs = hit.waitMs;
+    const request = throttledRequest(line);
     const copy = (text: string | null): string | null => (text === null ? null : Buffer.from(text).toString());
-    tally.worst = { ...hit, verb: copy(hit.verb), path: copy(hit.path) };
+    tally.worst = { ...hit, verb: copy(request.verb), path: copy(request.path) };
   }
 }
 
@@ -83,7 +85,7 @@ export function collectHits(text: string, window: ScanWindow, keep: (line: strin
     if (!match || !keep(line)) continue;
     const atMs = lineTime(line, window.referenceYear);
     if (atMs !== undefined && (atMs < window.startMs || atMs > window.endMs)) continue;
-    addHit(tally, { ...match, atMs, ...throttledRequest(line) });
+    addHit(tally, { ...match, atMs }, line);
   }
 }
 

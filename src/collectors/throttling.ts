@@ -10,7 +10,7 @@ import type { FactSet } from '../facts/fact-set.ts';
 import type { HostRoot } from '../host/host-root.ts';
 import { runHostCommand } from '../host/exec.ts';
 import { addHit, DEFAULT_LIMITS, describeHit, mergeTallies, newestLineTime, newTally, scanLogBackwards, type FileScan, type ScanLimits, type ScanWindow, type ThrottleTally } from './log-scan.ts';
-import { lineTime, matchThrottle, throttledRequest } from './throttle-lines.ts';
+import { lineTime, matchThrottle } from './throttle-lines.ts';
 
 export const COMPONENTS = ['kubelet', 'scheduler', 'controllerManager', 'apiserver', 'otherPods'] as const;
 type Component = (typeof COMPONENTS)[number];
@@ -77,7 +77,7 @@ async function journalHits(host: HostRoot, window: ScanWindow): Promise<{ tally:
   const tally = newTally();
   for (const line of result.stdout.split('\n')) {
     const match = matchThrottle(line);
-    if (match) addHit(tally, { ...match, atMs: lineTime(line, new Date(window.endMs).getUTCFullYear()), ...throttledRequest(line) });
+    if (match) addHit(tally, { ...match, atMs: lineTime(line, new Date(window.endMs).getUTCFullYear()) }, line);
   }
   return { tally, source: result.source };
 }
