@@ -117,7 +117,7 @@ export class Agent {
     try {
       this.report = await this.deps.scan();
     } catch (err) {
-      this.deps.onScanError?.();
+      if (!this.stopper.signal.aborted) this.deps.onScanError?.();
       throw new Error(`scan failed: ${(err as Error).message}`);
     }
     this.lastScanAt = performance.now();

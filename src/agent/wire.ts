@@ -44,7 +44,9 @@ export function wireAgent(opts: WireOptions): Agent {
   const agent: Agent = new Agent({
     // The first scan waits (bounded) for the watches' first LIST, so it does not report "not listed yet".
     scan: async () => {
-      await untilAborted(state.settledOrTimeout(opts.agent?.nodeReadTimeoutMs ?? DEFAULT_AGENT_OPTIONS.nodeReadTimeoutMs), agent.signal);
+      await state.settledOrTimeout(opts.agent?.nodeReadTimeoutMs ?? DEFAULT_AGENT_OPTIONS.nodeReadTimeoutMs, agent.signal);
+      // Stopped while waiting: no scan (on a control-plane node it could start the fsync probe).
+      if (agent.signal.aborted) throw new Error('stopped before the scan');
       return opts.scan(state.snapshot());
     },
     watcher,
@@ -56,14 +58,4 @@ export function wireAgent(opts: WireOptions): Agent {
     onScanError: () => opts.metrics?.scanFailed(),
   }, opts.agent);
   return agent;
-}
-
-/** `wait`, or less when the signal aborts first. */
-function untilAborted(wait: Promise<void>, signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = (): void => { signal.removeEventListener('abort', done); resolve(); };
-    signal.addEventListener('abort', done, { once: true });
-    void wait.then(done);
-  });
 }

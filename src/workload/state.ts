@@ -58,19 +58,21 @@ export class WorkloadState {
     if (this.settled.size === PARTS) for (const resolve of this.waiters.splice(0)) resolve();
   }
 
-  /** Resolves once every watch has listed or failed once, or after timeoutMs (the first scan waits for it). */
-  settledOrTimeout(timeoutMs: number): Promise<void> {
-    if (this.settled.size === PARTS) return Promise.resolve();
+  /** Resolves once every watch has listed or failed once, after timeoutMs, or when `signal` aborts (the first scan waits for it). */
+  settledOrTimeout(timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    if (this.settled.size === PARTS || signal?.aborted) return Promise.resolve();
     return new Promise((resolve) => {
       const timer = setTimeout(done, timeoutMs);
       const waiters = this.waiters;
       function done(): void {
         clearTimeout(timer);
+        signal?.removeEventListener('abort', done);
         const i = waiters.indexOf(done);
         if (i >= 0) waiters.splice(i, 1);
         resolve();
       }
       waiters.push(done);
+      signal?.addEventListener('abort', done, { once: true });
     });
   }
 

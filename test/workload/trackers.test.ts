@@ -173,3 +173,15 @@ test('a Node that disappears and comes back is a new baseline: its volumes are n
   state.nodeSeen({ status: { volumesAttached: [{ name: csiName('driver.longhorn.io', 'pvc-old') }, { name: csiName('driver.longhorn.io', 'pvc-w') }] } });
   assert.equal(state.snapshot().attach.p50Ms, 31_000);
 });
+
+test('settledOrTimeout ends when the agent stops, leaving no timer behind (SIGTERM before the first scan)', async () => {
+  const { state } = clocked();
+  const stop = new AbortController();
+  const started = performance.now();
+  const waiting = state.settledOrTimeout(60_000, stop.signal);
+  stop.abort();
+  await waiting;
+  assert.ok(performance.now() - started < 1_000);
+  await state.settledOrTimeout(60_000, stop.signal);
+  assert.equal(process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length, 0, 'the 60 s timer was cleared');
+});
