@@ -159,8 +159,8 @@ export class ClusterApi {
       const items: Obj[] = [];
       await this.client.listPages<KubeObject>(ref, { ...opts, limit }, (page) => {
         items.push(...page.items.slice(0, limit));
-        throw new EnoughItems();
-      }).catch((err) => { if (!(err instanceof EnoughItems)) throw err; });
+        return false;
+      });
       return items;
     });
   }
@@ -191,5 +191,3 @@ function failure(err: unknown): { ok: false; code: string; reason: string } {
   return { ok: false, code: 'error', reason: describeError(err) };
 }
 
-/** Ends a list after its first page. */
-class EnoughItems extends Error {}

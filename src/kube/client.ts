@@ -126,9 +126,10 @@ export class KubeClient {
 
   /**
    * A list page by page: each page is handed to onPage (awaited) and then dropped, so memory holds
-   * one page. A 410 on a continue token throws ContinueExpired: restart from the first page.
+   * one page; onPage returning false stops there (`continue` not followed). A 410 on a continue
+   * token throws ContinueExpired: restart from the first page.
    */
-  async listPages<T extends KubeObject>(ref: ResourceRef, opts: ListOptions, onPage: (page: KubeList<T>) => void | Promise<void>): Promise<{ resourceVersion: string; pages: number; items: number }> {
+  async listPages<T extends KubeObject>(ref: ResourceRef, opts: ListOptions, onPage: (page: KubeList<T>) => void | boolean | Promise<void | boolean>): Promise<{ resourceVersion: string; pages: number; items: number }> {
     let token: string | undefined;
     let pages = 0;
     let count = 0;
@@ -157,7 +158,7 @@ export class KubeClient {
       }
       resourceVersion = page.resourceVersion;
       token = page.continue;
-      await onPage({ resourceVersion: page.resourceVersion, items: page.items });
+      if ((await onPage({ resourceVersion: page.resourceVersion, items: page.items })) === false) break;
     } while (token);
     return { resourceVersion, pages, items: count };
   }

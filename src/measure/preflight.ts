@@ -109,9 +109,11 @@ export async function checkedNode(client: KubeClient, name: string, placement: P
 
 async function someNodeNames(client: KubeClient): Promise<string> {
   try {
-    const list = await client.list(NODES, { limit: 20, metadataOnly: true, resourceVersion: '0', timeoutMs: 5_000 });
-    const names = list.items.slice(0, 5).map((n) => n.metadata.name.slice(0, 63));
-    return names.length > 0 ? ` (nodes: ${names.join(', ')}${list.items.length > 5 ? ', …' : ''})` : '';
+    let items: KubeObject[] = [];
+    // One page: a few names to choose from, not the whole fleet.
+    await client.listPages<KubeObject>(NODES, { limit: 6, metadataOnly: true, timeoutMs: 5_000 }, (page) => { items = page.items; return false; });
+    const names = items.slice(0, 5).map((n) => n.metadata.name.slice(0, 63));
+    return names.length > 0 ? ` (nodes: ${names.join(', ')}${items.length > 5 ? ', …' : ''})` : '';
   } catch {
     return '';
   }
