@@ -122,3 +122,9 @@ export function componentArgs(install: RancherInstall, component: 'kubelet' | 'k
   }
   return result;
 }
+
+/** Where a k3s/rke2 command line was read: the process, its unit, its config file, or only its data dir. */
+export function rancherSource(rancher: RancherInstall): string {
+  if (rancher.process) return `/proc/${rancher.process.pid}/cmdline`;
+  return rancher.unit?.command.files[0] ?? rancher.configFiles[0] ?? rancher.dataDir;
+}

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { cp, mkdir, writeFile } from 'node:fs/promises';
 import kubelet from '../../src/collectors/kubelet/collector.ts';
 import controlPlaneLimits from '../../src/collectors/control-plane-limits.ts';
+import etcdPriority from '../../src/collectors/etcd/priority.ts';
 import { collectFacts } from '../../src/facts/collect.ts';
 import { HostRoot } from '../../src/host/host-root.ts';
 import { factsOf, fixtureHost, tempHost } from '../helpers/fixtures.ts';
@@ -44,4 +45,15 @@ test('k3s embedded etcd: --etcd-expose-metrics on the unit\'s ExecStart exposes 
   const facts = await factsOf('k3s-unit-only', [etcd]);
   assert.deepEqual([facts.value('etcd.setup'), facts.value('etcd.dataDir')], ['k3s', '/var/lib/rancher/k3s/server/db/etcd']);
   assert.deepEqual([facts.value('etcd.metricsUrl'), facts.get('etcd.metricsUrl')?.source], ['http://127.0.0.1:2381', `${UNIT} (etcd-expose-metrics)`]);
+});
+
+test('whether Events have their own etcd is read from the same k3s/rke2 command line as every other component (it was unknown without a config.yaml)', async () => {
+  for (const [host, source] of [
+    ['k3s-unit-only', `${UNIT} (kube-apiserver-arg)`],
+    ['rke2-server', '/proc/980/cmdline (kube-apiserver-arg)'],
+    ['rke2-unit-dropin', '/usr/local/lib/systemd/system/rke2-server.service (kube-apiserver-arg)'],
+  ] as const) {
+    const facts = await factsOf(host, [etcdPriority]);
+    assert.deepEqual([facts.value('etcd.eventsSplit'), facts.get('etcd.eventsSplit')?.source], [false, source], host);
+  }
 });

@@ -1,10 +1,10 @@
 // Two of seed 001's etcd fixes: etcd's I/O priority (ionice -c2 -n0) and Events kept in their own
 // etcd (kube-apiserver --etcd-servers-overrides=/events#…), so that event churn stays off the main WAL.
 import path from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import type { Collector, CollectorContext } from '../collector.ts';
 import { runHostCommand } from '../../host/exec.ts';
 import { listProcesses } from '../../host/processes.ts';
+import { componentArgs, detectRancher, rancherSource } from '../rancher.ts';
 import { K3S_CONFIG, parseEtcdManifest, parseFlags } from './discovery.ts';
 
 const APISERVER_MANIFESTS = ['/etc/kubernetes/manifests/kube-apiserver.yaml', '/var/lib/rancher/rke2/agent/pod-manifests/kube-apiserver.yaml'];
@@ -73,18 +73,10 @@ async function apiserverFlags(ctx: CollectorContext): Promise<{ flags: Map<strin
     const pod = read.ok ? parseEtcdManifest(read.text) : undefined;
     if (pod) return { flags: pod.flags, source: manifest };
   }
-  const k3s = await host.readText(K3S_CONFIG);
-  if (k3s.ok) {
-    try {
-      const doc = parseYaml(k3s.text) as Record<string, unknown> | null;
-      const args = doc?.['kube-apiserver-arg'];
-      const list = Array.isArray(args) ? args.map(String) : typeof args === 'string' ? [args] : [];
-      return { flags: parseFlags(list.map((a) => (a.startsWith('-') ? a : `--${a}`))), source: `${K3S_CONFIG} (kube-apiserver-arg)` };
-    } catch {
-      return undefined;
-    }
-  }
-  return undefined;
+  // k3s/rke2 servers: their kube-apiserver flags from config.yaml, config.yaml.d and the unit's ExecStart, as the other collectors read them.
+  const rancher = await detectRancher(host);
+  if (rancher === undefined || rancher.role === 'agent') return undefined;
+  return { flags: parseFlags(componentArgs(rancher, 'kube-apiserver').map((a) => a.text)), source: `${rancherSource(rancher)} (kube-apiserver-arg)` };
 }
 
 async function recordEventsSplit(ctx: CollectorContext): Promise<void> {

@@ -4,7 +4,7 @@ import type { HostRoot } from '../../host/host-root.ts';
 import { argsFrom, findProcesses, listProcesses, processCwd, type SourcedArg } from '../../host/processes.ts';
 import { attributeOrigins, reconstructUnitCommand } from '../../host/systemd-unit.ts';
 import { oncePerScan } from '../../host/per-scan.ts';
-import { componentArgs, detectRancher, type RancherInstall } from '../rancher.ts';
+import { componentArgs, detectRancher, rancherSource, type RancherInstall } from '../rancher.ts';
 
 export interface KubeletCommand {
   via: 'process' | 'systemd' | 'k3s' | 'rke2';
@@ -22,12 +22,6 @@ export interface KubeletCommand {
   /** k3s/rke2 always start the kubelet with this drop-in directory when it exists. */
   implicitConfigDir?: string;
   problems: string[];
-}
-
-/** Where a k3s/rke2 command line was read: the process, its unit, its config file, or only its data dir. */
-export function rancherSource(rancher: RancherInstall): string {
-  if (rancher.process) return `/proc/${rancher.process.pid}/cmdline`;
-  return rancher.unit?.command.files[0] ?? rancher.configFiles[0] ?? rancher.dataDir;
 }
 
 /** Once per scan: the kubelet and volumes collectors both need it. */
