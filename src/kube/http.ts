@@ -62,7 +62,7 @@ export function readBody(res: http.IncomingMessage, maxBytes: number, signal: Ab
  * Calls onLine for every newline-terminated line as it arrives (a last unterminated line too);
  * a line longer than maxLineBytes closes the stream with TooLarge. onLine may throw to end the stream.
  */
-export async function readLines(res: http.IncomingMessage, maxLineBytes: number, signal: AbortSignal, onLine: (line: string) => void): Promise<void> {
+export async function readLines(res: http.IncomingMessage, maxLineBytes: number, signal: AbortSignal, onLine: (line: Buffer) => void): Promise<void> {
   let pending: Buffer[] = [];
   let pendingBytes = 0;
   const take = (chunk: Buffer): void => {
@@ -70,11 +70,11 @@ export async function readLines(res: http.IncomingMessage, maxLineBytes: number,
     for (let nl = chunk.indexOf(10, start); nl >= 0; nl = chunk.indexOf(10, start)) {
       const piece = chunk.subarray(start, nl);
       if (pendingBytes + piece.length > maxLineBytes) throw new TooLarge(`watch event longer than ${maxLineBytes} bytes`);
-      const line = pendingBytes === 0 ? piece.toString('utf8') : Buffer.concat([...pending, piece]).toString('utf8');
+      const line = pendingBytes === 0 ? piece : Buffer.concat([...pending, piece]);
       pending = [];
       pendingBytes = 0;
       start = nl + 1;
-      if (line.trim() !== '') onLine(line);
+      if (!blank(line)) onLine(line);
     }
     const rest = chunk.subarray(start);
     if (pendingBytes + rest.length > maxLineBytes) throw new TooLarge(`watch event longer than ${maxLineBytes} bytes`);
@@ -84,8 +84,13 @@ export async function readLines(res: http.IncomingMessage, maxLineBytes: number,
     for (const chunk of chunks.splice(0)) take(chunk);
     return chunks;
   });
-  const last = Buffer.concat(pending).toString('utf8');
-  if (last.trim() !== '') onLine(last);
+  const last = Buffer.concat(pending);
+  if (!blank(last)) onLine(last);
+}
+
+function blank(line: Buffer): boolean {
+  for (const c of line) if (c !== 0x20 && c !== 0x09 && c !== 0x0d && c !== 0x0a) return false;
+  return true;
 }
 
 /** Drains res, handing the chunks received so far to `step` (which may throw to stop); aborts on signal. */

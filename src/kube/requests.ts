@@ -128,9 +128,14 @@ export class Requests {
   }
 
   async json<T>(verb: Verb, spec: Spec, decode: (text: string) => T): Promise<T> {
-    const text = await this.text({ ...spec, verb, accept: spec.accept ?? JSON_TYPE });
+    return this.decodeBytes(verb, spec, (bytes) => decode(bytes.toString('utf8')));
+  }
+
+  /** As json(), decoding the body's bytes (a projection: the text never becomes one string). */
+  async decodeBytes<T>(verb: Verb, spec: Spec, decode: (bytes: Buffer) => T): Promise<T> {
+    const bytes = await this.bytes({ ...spec, verb, accept: spec.accept ?? JSON_TYPE });
     try {
-      return decode(text);
+      return decode(bytes);
     } catch (err) {
       throw this.toKubeError(err, spec);
     }
@@ -138,6 +143,10 @@ export class Requests {
 
   /** A request whose whole body is read (bounded); non-2xx becomes a KubeError with the server's Status. */
   async text(spec: Spec, maxBytes?: number): Promise<string> {
+    return (await this.bytes(spec, maxBytes)).toString('utf8');
+  }
+
+  async bytes(spec: Spec, maxBytes?: number): Promise<Buffer> {
     let code = 'error';
     let bytes = 0;
     let open: Open | undefined;
@@ -148,7 +157,7 @@ export class Requests {
       bytes = body.length;
       this.counters.bytesReceived += bytes;
       code = String(open.res.statusCode);
-      return body.toString('utf8');
+      return body;
     } catch (err) {
       const error = this.toKubeError(err, spec);
       code = error.code;

@@ -2,6 +2,8 @@
 // from a LIST (client-node deserializes them) and as RFC 3339 strings from a watch event: both parse.
 // The API's timestamps have whole-second precision.
 
+import type { ObjectShape } from '../kube/projection.ts';
+
 export type Milestone = 'created' | 'scheduled' | 'initialized' | 'containersStarted' | 'ready';
 
 export interface PodView {
@@ -16,6 +18,36 @@ export interface PodView {
 }
 
 type Obj = Record<string, any>;
+
+const KEEP = 'scalar';
+/**
+ * The fields of a Pod podView reads, and the informer keeps (src/kube/projection.ts): no
+ * environment, no volume contents (only which kind each volume is), no managedFields, no labels.
+ */
+export const POD_FIELDS: ObjectShape = {
+  fields: {
+    metadata: {
+      fields: {
+        name: KEEP, namespace: KEEP, uid: KEEP, resourceVersion: KEEP, creationTimestamp: KEEP, deletionTimestamp: KEEP,
+        annotations: { fields: { 'kubernetes.io/config.mirror': KEEP } },
+      },
+    },
+    spec: {
+      fields: {
+        nodeName: KEEP,
+        containers: { items: { fields: {} }, max: 256 },
+        volumes: { items: { fields: {}, rest: 'present', maxKeys: 8 }, max: 256 },
+      },
+    },
+    status: {
+      fields: {
+        phase: KEEP,
+        conditions: { items: { fields: { type: KEEP, status: KEEP, lastTransitionTime: KEEP, lastProbeTime: KEEP } }, max: 32 },
+        containerStatuses: { items: { fields: { started: KEEP, state: { fields: { running: { fields: { startedAt: KEEP } } } } } }, max: 256 },
+      },
+    },
+  },
+};
 
 /** In-tree plugins with an attach step (the attach/detach controller handles them). */
 const ATTACHABLE_INLINE = ['iscsi', 'fc', 'rbd', 'awsElasticBlockStore', 'gcePersistentDisk', 'azureDisk', 'cinder', 'vsphereVolume', 'portworxVolume', 'csi', 'ephemeral', 'persistentVolumeClaim'];
