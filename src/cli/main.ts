@@ -2,7 +2,7 @@
 import { createRequire } from 'node:module';
 import { InputError } from '../input-error.ts';
 import { EXIT_INPUT, EXIT_OK, type Command, type Io } from './io.ts';
-import { stripControls } from './terminal-safe.ts';
+import { stripControls } from '../text/terminal.ts';
 
 /** The hidden command the kubectl plugin's bin runs: `kubectl node-tuning X` = `node-tuning-advisor kubectl-plugin X`. */
 export const PLUGIN_COMMAND = 'kubectl-plugin';

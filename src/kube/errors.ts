@@ -1,6 +1,7 @@
 // Every failure of the Kubernetes client is a KubeError that says which verb on which resource
 // failed and why, in one line fit for a terminal or a log: the server's Status message is kept,
 // stripped of control characters and capped (a proxy may send anything).
+import { oneLine } from '../text/controls.ts';
 import type { ResourceRef } from './resources.ts';
 
 export type Verb = 'get' | 'list' | 'watch' | 'create' | 'patch' | 'delete' | 'deletecollection' | 'log';
@@ -28,9 +29,9 @@ export interface KubeErrorFields {
 
 const MAX_DETAIL_CHARS = 400;
 
-/** One line of plain text: control characters (C0, C1, DEL), bidi overrides and U+FFFD removed, capped. */
+/** One line of plain text: the control table (src/text/controls.ts) and U+FFFD (what binary input decodes to) become spaces, capped. */
 export function printable(text: string, maxChars = MAX_DETAIL_CHARS): string {
-  const clean = text.replace(/[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069\ufffd]+/g, ' ').replace(/ {2,}/g, ' ').trim();
+  const clean = oneLine(text.replace(/\ufffd/g, ' '));
   return clean.length > maxChars ? `${clean.slice(0, maxChars - 1)}…` : clean;
 }
 

@@ -3,7 +3,8 @@
 //   "WARN kubelet-api-qps: kubeAPIQPS 5, kubeAPIBurst 10; want ≥ 50/100 — raise kubeAPIQPS/Burst to 170/220"
 // When the line is too long, "; want …" goes first, then the observed value is cut; the fix never is.
 import type { Finding, Severity } from '../report/types.ts';
-import { byteLength, oneLine, truncateBytes } from './text-bytes.ts';
+import { oneLine } from '../text/controls.ts';
+import { byteLength, truncateBytes } from './text-bytes.ts';
 
 /** kubectl describe cuts each line of a multi-line annotation value after 138 bytes. */
 export const MAX_LINE_BYTES = 138;

@@ -5,7 +5,8 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Metric
 import type { Fact } from '../facts/fact-set.ts';
 import type { Report } from '../report/types.ts';
 import { STARTUP_PHASES } from '../workload/snapshot.ts';
-import { oneLine, truncateBytes } from './text-bytes.ts';
+import { oneLine } from '../text/controls.ts';
+import { truncateBytes } from './text-bytes.ts';
 
 const P = 'node_tuning_advisor_';
 /** The short fix as a label, for alert text: `rules lint` keeps it to a finding line's tail. */
@@ -62,7 +63,7 @@ function infoValues(fact: Fact | undefined): string[] {
   const value = decided(fact);
   const list = Array.isArray(value) ? value : value === null || value === undefined ? [] : [value];
   const strings = list.filter((v): v is string | number => typeof v === 'string' || typeof v === 'number');
-  return [...new Set(strings.map((v) => String(v).slice(0, MAX_LABEL_CHARS)))].sort().slice(0, MAX_INFO_VALUES);
+  return [...new Set(strings.map((v) => oneLine(String(v)).slice(0, MAX_LABEL_CHARS)))].sort().slice(0, MAX_INFO_VALUES);
 }
 
 export function createAgentMetrics(version: string): AgentMetrics {

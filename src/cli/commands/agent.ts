@@ -9,7 +9,7 @@ import type { Report } from '../../report/types.ts';
 import type { WorkloadSnapshot } from '../../workload/snapshot.ts';
 import { createAgentMetrics } from '../../publish/metrics.ts';
 import { runScan } from '../../scan.ts';
-import { stripControls } from '../terminal-safe.ts';
+import { stripControls } from '../../text/terminal.ts';
 import { EXIT_OK, UsageError, listFlag, parseDuration, parseFlags, type Io } from '../io.ts';
 
 export const AGENT_USAGE = `Usage: node-tuning-advisor agent [flags]

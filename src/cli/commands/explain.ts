@@ -6,6 +6,7 @@ import { commandLines, hang } from '../../publish/terminal/layout.ts';
 import type { EffectiveRule } from '../../rules/engine.ts';
 import type { Finding } from '../../report/types.ts';
 import { loadRuleSet } from '../../rules/rule-set.ts';
+import { stripControls, terminalSafe } from '../../text/terminal.ts';
 import { runScan } from '../../scan.ts';
 import { EXIT_INPUT, EXIT_OK, parseFlags, terminalWidth, UsageError, useColor, type Io } from '../io.ts';
 import { describeCondition, RULES_USAGE, selectionFlags } from './rules.ts';
@@ -59,14 +60,15 @@ export async function explainCommand(args: string[], io: Io): Promise<number> {
     return values.help ? EXIT_OK : EXIT_INPUT;
   }
   const selection = { ruleLocations: values.rules ?? [], bundledRules: !values['no-bundled-rules'] };
-  const rule = (await loadRuleSet(selection)).find((candidate) => candidate.id === positionals[0]);
-  if (!rule) throw new UsageError(`no rule "${positionals[0]}"; see: node-tuning-advisor rules list`);
+  const found = (await loadRuleSet(selection)).find((candidate) => candidate.id === positionals[0]);
+  if (!found) throw new UsageError(`no rule "${stripControls(positionals[0] as string)}"; see: node-tuning-advisor rules list`);
+  const rule = terminalSafe(found);
   const width = terminalWidth(io);
   const lines = definitionLines(rule, width);
   const hostRoot = values['host-root'];
   if (hostRoot !== undefined) {
     if (rule.scope === 'cluster') throw new UsageError(`${rule.id} is a cluster rule: "report" checks it through the API, not on a host; drop --host-root`);
-    const report = await runScan({ ...selection, hostRoot, only: [rule.id] });
+    const report = terminalSafe(await runScan({ ...selection, hostRoot, only: [rule.id] }));
     const layout: Layout = { width, paint: painter(useColor(io)), verbose: true };
     lines.push('', ...hang('', `On node ${report.node} (host root ${hostRoot}):`, width), '', ...findingLines(report.findings[0] as Finding, layout));
   }

@@ -16,7 +16,7 @@ import {
 } from '../../publish/measure-view.ts';
 import { KUBE_FLAGS, configSourceFrom } from '../kube-flags.ts';
 import { ProgressLine } from '../measure-progress.ts';
-import { stripControls, terminalSafe } from '../terminal-safe.ts';
+import { stripControls, terminalSafe } from '../../text/terminal.ts';
 import { EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, UsageError, oneOf, parseDuration, parseFlags, terminalWidth, type Io } from '../io.ts';
 
 export const EXIT_TIMEOUT = 4;

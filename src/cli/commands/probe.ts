@@ -1,6 +1,7 @@
 // `probe fsync`: etcd's fio disk test, in-process, on any directory.
 import { runFsyncProbe, DEFAULT_BLOCK_SIZE, DEFAULT_SIZE_BYTES, type FsyncProbeResult } from '../../probe/fsync.ts';
 import { hang } from '../../publish/terminal/layout.ts';
+import { terminalJson, terminalSafe } from '../../text/terminal.ts';
 import { EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, PIPE_COLUMNS, UsageError, oneOf, parseFlags, terminalWidth, type Io } from '../io.ts';
 import { progressOnTerminal } from '../progress.ts';
 
@@ -75,10 +76,10 @@ export async function probeCommand(args: string[], io: ProbeIo): Promise<number>
   const result = await runFsyncProbe({ dir: values.dir, sizeBytes, blockSize, ...(progress ? { onProgress: progress.onProgress } : {}) });
   progress?.finish();
   const width = terminalWidth({ ...io, env: io.env ?? {} });
-  if (output === 'json') io.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-  else if (result.ok) io.stdout.write(formatProbeText(result, width));
+  if (output === 'json') io.stdout.write(`${terminalJson(result)}\n`);
+  else if (result.ok) io.stdout.write(formatProbeText(terminalSafe(result), width));
   if (!result.ok) {
-    io.stderr.write(formatProbeText(result, width));
+    io.stderr.write(formatProbeText(terminalSafe(result), width));
     return EXIT_FINDINGS;
   }
   return EXIT_OK;

@@ -7,7 +7,7 @@ import { TokenBucket } from '../../kube/backoff.ts';
 import { ClusterReportStream } from '../../publish/cluster-stream.ts';
 import { renderClusterMarkdown, renderClusterTable } from '../../publish/cluster-report.ts';
 import { SEVERITIES, type Severity } from '../../report/types.ts';
-import { stripControls, terminalSafe } from '../terminal-safe.ts';
+import { stripControls, terminalSafe } from '../../text/terminal.ts';
 import { EXIT_FINDINGS, EXIT_OK, UsageError, oneOf, parseFlags, terminalWidth, useColor, type Io } from '../io.ts';
 import { KUBE_FLAGS, KUBE_FLAGS_USAGE, clusterApiFrom } from '../kube-flags.ts';
 import { pagingProgress } from '../paging-progress.ts';

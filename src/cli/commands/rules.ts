@@ -5,6 +5,7 @@ import { isLeaf } from '../../rules/validate.ts';
 import { renderValue } from '../../rules/conditions.ts';
 import { hang, row } from '../../publish/terminal/layout.ts';
 import type { EffectiveRule } from '../../rules/engine.ts';
+import { terminalJson, terminalSafe } from '../../text/terminal.ts';
 import { EXIT_INPUT, EXIT_OK, oneOf, parseFlags, terminalWidth, UsageError, type Io } from '../io.ts';
 
 export const RULES_USAGE = `Usage:
@@ -62,10 +63,10 @@ async function list(args: string[], io: Io): Promise<number> {
   const rules = await loadRuleSet({ ruleLocations: values.rules ?? [], bundledRules: !values['no-bundled-rules'] });
   const output = oneOf('--output', values.output, ['table', 'json'] as const, 'table');
   if (output === 'json') {
-    io.stdout.write(`${JSON.stringify(rules, null, 2)}\n`);
+    io.stdout.write(`${terminalJson(rules)}\n`);
     return EXIT_OK;
   }
-  io.stdout.write(`${listLines(rules, terminalWidth(io)).join('\n')}\n`);
+  io.stdout.write(`${listLines(terminalSafe(rules), terminalWidth(io)).join('\n')}\n`);
   return EXIT_OK;
 }
 
