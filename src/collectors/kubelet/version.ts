@@ -36,7 +36,25 @@ function fromNode(cluster: WorkloadSnapshot | undefined): KubeletVersion | undef
   return { version: reported.replace(/^v/, ''), source: 'api:Node.status.nodeInfo.kubeletVersion', hint: { minor, why: `the kubelet reports ${reported} on its Node` } };
 }
 
+/** Bottlerocket names its variants by Kubernetes minor ("aws-k8s-1.28"): each variant ships that one kubelet. */
+export function bottlerocketVariantMinor(osRelease: string): { variant: string; minor: number } | undefined {
+  if (!/^ID=["']?bottlerocket["']?$/m.test(osRelease)) return undefined;
+  const variant = /^VARIANT_ID=["']?([A-Za-z0-9._-]{1,64})["']?$/m.exec(osRelease)?.[1];
+  const minor = variant ? /-k8s-1\.(\d{1,3})(?:-|$)/.exec(variant)?.[1] : undefined;
+  return variant && minor ? { variant, minor: Number(minor) } : undefined;
+}
+
+async function fromOsRelease(host: HostRoot): Promise<KubeletVersion | undefined> {
+  const osRelease = await host.readText('/etc/os-release', { maxBytes: 16 * 1024 });
+  const found = osRelease.ok ? bottlerocketVariantMinor(osRelease.text) : undefined;
+  if (!found) return undefined;
+  const why = `Bottlerocket variant ${found.variant} (/etc/os-release) ships kubelet 1.${found.minor}`;
+  return { version: `1.${found.minor}`, source: '/etc/os-release', hint: { minor: found.minor, why } };
+}
+
 async function fromFiles(host: HostRoot): Promise<KubeletVersion | undefined> {
+  const bottlerocket = await fromOsRelease(host);
+  if (bottlerocket) return bottlerocket;
   for (const statusFile of ['/var/lib/dpkg/status']) {
     const status = await host.readText(statusFile, { maxBytes: 16 * 1024 * 1024 });
     const version = status.ok ? dpkgVersion(status.text, 'kubelet') : undefined;
