@@ -7,6 +7,7 @@ import type { FlagMap } from '../../host/processes.ts';
 import type { WorkloadSnapshot } from '../../workload/snapshot.ts';
 import { minorOf, type VersionHint } from './config.ts';
 import type { KubeletCommand } from './command.ts';
+import { microk8sVersion } from '../microk8s.ts';
 
 export interface KubeletVersion {
   version?: string;
@@ -52,6 +53,13 @@ async function fromOsRelease(host: HostRoot): Promise<KubeletVersion | undefined
   return { version: `1.${found.minor}`, source: '/etc/os-release', hint: { minor: found.minor, why } };
 }
 
+async function fromMicrok8s(host: HostRoot, command: KubeletCommand): Promise<KubeletVersion | undefined> {
+  const found = command.microk8s ? await microk8sVersion(host, command.microk8s) : undefined;
+  const minor = found ? minorOf(found.version) : undefined;
+  if (!found || minor === undefined) return undefined;
+  return { version: found.version, source: found.source, hint: { minor, why: `the microk8s snap is version ${found.version} (${found.source}); kubelite embeds that kubelet` } };
+}
+
 async function fromFiles(host: HostRoot): Promise<KubeletVersion | undefined> {
   const bottlerocket = await fromOsRelease(host);
   if (bottlerocket) return bottlerocket;
@@ -76,7 +84,7 @@ async function fromFiles(host: HostRoot): Promise<KubeletVersion | undefined> {
 export async function detectKubeletVersion(
   host: HostRoot, command: KubeletCommand, flags: FlagMap, cluster?: WorkloadSnapshot,
 ): Promise<KubeletVersion> {
-  const found = fromNode(cluster) ?? (await fromFiles(host));
+  const found = fromNode(cluster) ?? (await fromMicrok8s(host, command)) ?? (await fromFiles(host));
   if (found) return found;
   if (flags.has('config-dir') || command.implicitConfigDir) {
     const why = command.implicitConfigDir
