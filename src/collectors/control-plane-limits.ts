@@ -9,6 +9,7 @@ import type { FactSet } from '../facts/fact-set.ts';
 import type { HostRoot } from '../host/host-root.ts';
 import { argsFrom, findProcesses, listProcesses, numericFlag, parseFlags, type FlagMap, type SourcedArg } from '../host/processes.ts';
 import { componentArgs, detectRancher, type RancherInstall } from './rancher.ts';
+import { detectMicrok8s, microk8sComponentArgs, type Microk8sInstall } from './microk8s.ts';
 import { readStaticPod, type StaticPod } from './static-pod.ts';
 import { fileOf, lineIn, withLine } from './file-lines.ts';
 import { isUnitFile } from './kubelet/remediation.ts';
@@ -24,9 +25,22 @@ interface Found {
   manifest?: StaticPod;
   pid?: number;
   rancher?: RancherInstall;
+  /** MicroK8s: a thread of kubelite, its flags in an args file (restart the snap service). */
+  microk8s?: Microk8sInstall;
+  /** The args file could not be read. */
+  problem?: string;
+}
+
+async function fromMicrok8s(host: HostRoot, component: Component, microk8s: Microk8sInstall): Promise<Found | undefined> {
+  if (!microk8s.controlPlane) return undefined;
+  const read = await microk8sComponentArgs(host, microk8s, component);
+  const pid = microk8s.process ? { pid: microk8s.process.pid } : {};
+  return 'args' in read ? { args: read.args, editIn: read.file, microk8s, ...pid } : { args: [], editIn: read.file, microk8s, problem: read.problem, ...pid };
 }
 
 async function findComponent(host: HostRoot, component: Component, processes: Awaited<ReturnType<typeof listProcesses>>, rancher: RancherInstall | undefined): Promise<Found | undefined> {
+  const microk8s = await detectMicrok8s(host);
+  if (microk8s) return fromMicrok8s(host, component, microk8s);
   let manifest: StaticPod | undefined;
   for (const dir of MANIFEST_DIRS) {
     manifest ??= await readStaticPod(host, `${dir}/${component}.yaml`, component);
@@ -64,7 +78,8 @@ export function hostPathsOf(found: Found, containerPath: string): string[] {
   if (found.pid !== undefined) paths.push(`/proc/${found.pid}/root${containerPath}`);
   const mapped = found.manifest ? throughMounts(found.manifest, containerPath) : undefined;
   if (mapped) paths.push(mapped);
-  if (!found.manifest && found.pid === undefined) paths.push(containerPath);
+  // kubelite runs in the host's mount namespace (a classic snap): its paths are host paths.
+  if ((!found.manifest && found.pid === undefined) || found.microk8s) paths.push(containerPath);
   return paths;
 }
 
@@ -120,6 +135,7 @@ function fixText(component: string, editIn: string, current: { qps?: number; bur
 }
 
 function restartHint(found: Found, editIn: string): string {
+  if (found.microk8s) return `then snap restart microk8s.daemon-kubelite (kubelite runs every component: the node's pods keep running)`;
   if (found.rancher) return `then systemctl restart ${found.rancher.distro === 'k3s' ? 'k3s' : 'rke2-server'}`;
   if (found.manifest && editIn.includes('clientConnection')) return `the scheduler reads it only at start: move ${found.manifest.path} out of its directory and back to restart the static pod`;
   if (found.manifest) return 'the kubelet restarts the static pod when the manifest changes';
@@ -129,8 +145,9 @@ function restartHint(found: Found, editIn: string): string {
 async function collectClient(host: HostRoot, facts: FactSet, prefix: string, component: Component, found: Found | undefined, defaults: [number, number]): Promise<void> {
   facts.set(`${prefix}.present`, found !== undefined, found?.editIn ?? MANIFEST_DIRS.join(', '), found ? undefined : `no ${component} process, static pod manifest or k3s/rke2 server on this node`);
   if (!found) return;
-  if (found.manifest?.error && found.pid === undefined) {
-    for (const key of ['kubeAPIQPS', 'kubeAPIBurst', 'qpsSetIn', 'qpsFix']) facts.unknown(`${prefix}.${key}`, found.manifest.error);
+  const blocker = found.problem ?? (found.pid === undefined ? found.manifest?.error : undefined);
+  if (blocker) {
+    for (const key of ['kubeAPIQPS', 'kubeAPIBurst', 'qpsSetIn', 'qpsFix']) facts.unknown(`${prefix}.${key}`, blocker);
     return;
   }
   const flags = parseFlags(found.args, BOOLEAN_FLAGS);
@@ -159,8 +176,9 @@ async function collectClient(host: HostRoot, facts: FactSet, prefix: string, com
 async function collectApiserver(facts: FactSet, found: Found | undefined): Promise<void> {
   facts.set('apiserver.present', found !== undefined, found?.editIn ?? MANIFEST_DIRS.join(', '));
   if (!found) return;
-  if (found.manifest?.error && found.pid === undefined) {
-    for (const key of ['maxRequestsInflight', 'maxMutatingRequestsInflight', 'priorityAndFairness']) facts.unknown(`apiserver.${key}`, found.manifest.error);
+  const blocker = found.problem ?? (found.pid === undefined ? found.manifest?.error : undefined);
+  if (blocker) {
+    for (const key of ['maxRequestsInflight', 'maxMutatingRequestsInflight', 'priorityAndFairness']) facts.unknown(`apiserver.${key}`, blocker);
     return;
   }
   const flags = parseFlags(found.args, BOOLEAN_FLAGS);

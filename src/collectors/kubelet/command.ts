@@ -5,9 +5,10 @@ import { argsFrom, findProcesses, listProcesses, processCwd, type SourcedArg } f
 import { attributeOrigins, reconstructUnitCommand } from '../../host/systemd-unit.ts';
 import { oncePerScan } from '../../host/per-scan.ts';
 import { componentArgs, detectRancher, rancherSource, type RancherInstall } from '../rancher.ts';
+import { detectMicrok8s, microk8sComponentArgs, type Microk8sInstall } from '../microk8s.ts';
 
 export interface KubeletCommand {
-  via: 'process' | 'systemd' | 'k3s' | 'rke2';
+  via: 'process' | 'systemd' | 'k3s' | 'rke2' | 'microk8s';
   /** Where the command line was read: "/proc/1234/cmdline", the unit file, or the k3s config. */
   source: string;
   args: SourcedArg[];
@@ -19,6 +20,8 @@ export interface KubeletCommand {
   /** The files that made up the command (unit, drop-ins, environment files, config.yaml). */
   files: string[];
   rancher?: RancherInstall;
+  /** MicroK8s: the kubelet is a thread of kubelite, its flags in an args file. */
+  microk8s?: Microk8sInstall;
   /** k3s/rke2 always start the kubelet with this drop-in directory when it exists. */
   implicitConfigDir?: string;
   problems: string[];
@@ -40,6 +43,8 @@ async function findKubeletCommandIn(host: HostRoot): Promise<KubeletCommand | un
       binary: live.argv[0], files: unit?.files ?? [], problems: [], ...(rancher ? { rancher } : {}),
     };
   }
+  const microk8s = await detectMicrok8s(host);
+  if (microk8s && !unit) return microk8sKubelet(host, microk8s);
   const rancher = await detectRancher(host);
   if (rancher && !unit) {
     const dropIns = `${rancher.dataDir}/agent/etc/kubelet.conf.d`;
@@ -58,4 +63,13 @@ async function findKubeletCommandIn(host: HostRoot): Promise<KubeletCommand | un
     };
   }
   return undefined;
+}
+
+async function microk8sKubelet(host: HostRoot, microk8s: Microk8sInstall): Promise<KubeletCommand> {
+  const read = await microk8sComponentArgs(host, microk8s, 'kubelet');
+  return {
+    via: 'microk8s', source: read.file, args: 'args' in read ? read.args : [], cwd: '/', files: [read.file], microk8s,
+    ...(microk8s.process ? { pid: microk8s.process.pid, binary: microk8s.process.argv[0] } : {}),
+    problems: 'problem' in read ? [read.problem] : [],
+  };
 }

@@ -101,16 +101,40 @@ export interface MergeResult {
   undecided: Map<KubeletField, string>;
 }
 
+/**
+ * Plain int32 fields of KubeletConfiguration v1beta1 whose defaulting (SetDefaults_KubeletConfiguration)
+ * tests `== 0`: the --config file's decoder runs defaulting, so a 0 there becomes the version default.
+ * QPS fields are pointers (nil → default), so their explicit 0 survives and reaches client-go.
+ * Drop-ins are JSON-merged after that defaulting and flags re-parsed over it: their 0 is kept.
+ */
+const DEFAULTED_WHEN_ZERO: ReadonlySet<KubeletField> = new Set(['kubeAPIBurst', 'eventBurst', 'registryBurst', 'maxPods']);
+
+/** The last config/drop-in layer that sets the field; a 0 the config file's defaulting replaces is reported apart. */
+function fromLayers(field: KubeletField, layers: ConfigLayer[]): { chosen?: Effective; defaultedZeroIn?: string } {
+  let chosen: Effective | undefined;
+  let defaultedZeroIn: string | undefined;
+  for (const layer of layers) {
+    const value = layer.values[field];
+    if (value === undefined) continue;
+    if (value === 0 && layer.kind === 'config' && DEFAULTED_WHEN_ZERO.has(field)) {
+      defaultedZeroIn = layer.path;
+      continue;
+    }
+    chosen = { value, source: layer.path, detail: `${field} in ${layer.kind === 'config' ? 'the --config file' : 'a --config-dir drop-in'}` };
+  }
+  return { ...(chosen ? { chosen } : {}), ...(defaultedZeroIn && !chosen ? { defaultedZeroIn } : {}) };
+}
+
 /** Defaults ← config file ← drop-ins (already sorted) ← flags, then client-go's treatment of 0. */
 export function mergeKubeletSettings(layers: ConfigLayer[], flags: FlagMap, hint: VersionHint): MergeResult {
   const effective = new Map<KubeletField, Effective>();
   const undecided = new Map<KubeletField, string>();
   for (const field of KUBELET_FIELDS) {
-    let chosen: Effective | undefined;
-    for (const layer of layers) {
-      const value = layer.values[field];
-      if (value !== undefined) chosen = { value, source: layer.path, detail: `${field} in ${layer.kind === 'config' ? 'the --config file' : 'a --config-dir drop-in'}` };
-    }
+    const fromFiles = fromLayers(field, layers);
+    let chosen = fromFiles.chosen;
+    const zeroNote = fromFiles.defaultedZeroIn
+      ? `${field}: 0 in ${fromFiles.defaultedZeroIn}, which the kubelet's config decoder replaces with its default (a plain integer: 0 means unset)`
+      : undefined;
     const flagName = FLAG_OF[field];
     const flag = flagName ? flags.get(flagName) : undefined;
     if (flag && flagName) {
@@ -124,10 +148,13 @@ export function mergeKubeletSettings(layers: ConfigLayer[], flags: FlagMap, hint
     if (!chosen) {
       const fallback = defaultFor(field, hint);
       if (!fallback) {
-        undecided.set(field, `${field} is not set, and its default depends on the kubelet version (5/10 up to 1.26, 50/100 from 1.27), which is unknown: ${hint.why}`);
+        const what = zeroNote ?? `${field} is not set`;
+        undecided.set(field, `${what}, and its default depends on the kubelet version (5/10 up to 1.26, 50/100 from 1.27), which is unknown: ${hint.why}`);
         continue;
       }
-      chosen = { value: fallback.value, source: 'default', detail: `not set anywhere; the kubelet default for ${fallback.era} (${hint.why})` };
+      chosen = zeroNote && fromFiles.defaultedZeroIn
+        ? { value: fallback.value, source: fromFiles.defaultedZeroIn, detail: `${zeroNote}: the default for ${fallback.era} (${hint.why})` }
+        : { value: fallback.value, source: 'default', detail: `not set anywhere; the kubelet default for ${fallback.era} (${hint.why})` };
     }
     effective.set(field, applyClientGoZero(field, chosen));
   }
