@@ -64,7 +64,7 @@ describe('shipped manifests on a real kube-apiserver', realServerTier(), () => {
     }
     const kinds = new Set(applied.base!.objects.map((o) => o.kind));
     for (const kind of ['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding',
-      'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding', 'ConfigMap', 'DaemonSet', 'Service', 'PrometheusRule']) {
+      'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding', 'ConfigMap', 'DaemonSet', 'Service']) {
       assert.ok(kinds.has(kind), `base has a ${kind}`);
     }
     const probe = await cp.must('GET', `/apis/apps/v1/namespaces/${AGENT_NAMESPACE}/daemonsets/node-tuning-advisor-etcd-probe`);

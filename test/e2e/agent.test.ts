@@ -68,7 +68,7 @@ describe('the bundled agent on a real kube-apiserver', realServerTier(), () => {
     const auditing = await auditArgs(tmp, [AGENT_USER]);
     audit = auditing.log;
     [cp, bundle] = await Promise.all([ControlPlane.start({ apiserverArgs: auditing.args }), buildApp(path.join(tmp, 'app'))]);
-    const applied = await applyKustomization(cp, BASE, ['ServiceMonitor', 'PrometheusRule']);
+    const applied = await applyKustomization(cp, BASE);
     assert.equal(applied.code, 0, applied.stderr);
     // The fixture host runs kubelet 1.20.2; its Node says so too (the agent reads the version from there).
     await createReadyNode(cp, A, {

@@ -51,7 +51,7 @@ describe('report over Nodes the bundled agent annotated, on a real kube-apiserve
       ControlPlane.start({ apiserverArgs: auditing.args, extraTokens: [{ token: TOKEN, user: REPORTER }] }),
       buildApp(path.join(tmp, 'app')),
     ]);
-    const applied = await applyKustomization(cp, BASE, ['ServiceMonitor', 'PrometheusRule']);
+    const applied = await applyKustomization(cp, BASE);
     assert.equal(applied.code, 0, applied.stderr);
     await cp.must('POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles',
       { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'node-tuning-advisor-report' }, rules: await readmeReportRules() });

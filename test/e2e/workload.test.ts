@@ -58,7 +58,7 @@ describe('workload path on a real control plane: the test plays the kubelet', re
     let bundle: string;
     const auditing = await auditArgs(tmp, [AGENT_USER]);
     [cp, bundle] = await Promise.all([ControlPlane.start({ scheduler: true, apiserverArgs: auditing.args }), buildApp(path.join(tmp, 'app'))]);
-    const applied = await applyKustomization(cp, BASE, ['ServiceMonitor', 'PrometheusRule']);
+    const applied = await applyKustomization(cp, BASE);
     assert.equal(applied.code, 0, applied.stderr);
     await ensureNamespace(cp, NS);
     await ensureServiceAccount(cp, NS, 'default');

@@ -1,11 +1,23 @@
 // Builds the kustomizations with the real kubectl and hands back the objects.
 import { execFileSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 
 export const REPO = path.resolve(import.meta.dirname, '../..');
 export const BASE = path.join(REPO, 'manifests');
 export const PROBE_OVERLAY = path.join(REPO, 'manifests/overlays/control-plane-probe');
+export const PROMETHEUS_OVERLAY = path.join(REPO, 'manifests/overlays/prometheus-operator');
+/** The kinds of the Prometheus Operator (manifests/components/prometheus-operator): need its CRDs. */
+export const OPERATOR_KINDS = ['ServiceMonitor', 'PrometheusRule'];
+
+/** Every kustomization an operator may apply: `manifests/` and each directory of manifests/overlays/. */
+export const KUSTOMIZATIONS: Record<string, string> = Object.fromEntries([
+  ['manifests', BASE],
+  ...readdirSync(path.join(REPO, 'manifests/overlays')).sort().map((name) => [`overlays/${name}`, path.join(REPO, 'manifests/overlays', name)]),
+]);
+/** The distribution families, each with its overlay (docs/deploy.md "Distributions"). */
+export const DISTRIBUTIONS = ['kubeadm', 'k3s-rke2', 'eks', 'microk8s'];
 
 // Loose shape: tests index into it freely and assert what they need.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { requireTool } from '../helpers/tools.ts';
 import path from 'node:path';
-import { BASE, PROBE_OVERLAY, REPO, kustomize, type K8sObject } from '../helpers/manifests.ts';
+import { BASE, KUSTOMIZATIONS, OPERATOR_KINDS, REPO, kustomize, type K8sObject } from '../helpers/manifests.ts';
 
 async function modelOf(obj: K8sObject): Promise<new (data: unknown) => { validate(): void }> {
   const [group, version] = obj.apiVersion.includes('/') ? obj.apiVersion.split('/') : [undefined, obj.apiVersion];
@@ -16,16 +16,18 @@ async function modelOf(obj: K8sObject): Promise<new (data: unknown) => { validat
   return Model as new (data: unknown) => { validate(): void };
 }
 
-for (const [name, dir] of [['base', BASE], ['control-plane-probe overlay', PROBE_OVERLAY]] as const) {
-  test(`kubectl kustomize ${name}: every object validates against its OpenAPI schema`, async (t) => {
+for (const [name, dir] of Object.entries(KUSTOMIZATIONS)) {
+  test(`kubectl kustomize ${name}: every object validates against its OpenAPI schema; CRD kinds only in the prometheus-operator overlay`, async (t) => {
     const kubectl = requireTool(t, 'kubectl', 'kubectl');
     if (!kubectl) return;
     const objects = kustomize(kubectl, dir);
     const kinds = new Set(objects.map((o) => o.kind));
     for (const kind of ['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'ValidatingAdmissionPolicy',
-      'ValidatingAdmissionPolicyBinding', 'ConfigMap', 'DaemonSet', 'Service', 'ServiceMonitor', 'PrometheusRule']) {
+      'ValidatingAdmissionPolicyBinding', 'ConfigMap', 'DaemonSet', 'Service']) {
       assert.ok(kinds.has(kind), `${name} has a ${kind}`);
     }
+    const operator = OPERATOR_KINDS.filter((k) => kinds.has(k));
+    assert.deepEqual(operator, name === 'overlays/prometheus-operator' ? OPERATOR_KINDS : [], `${name}: Prometheus Operator kinds`);
     for (const obj of objects) {
       const Model = await modelOf(obj);
       assert.doesNotThrow(() => new Model(obj).validate(), `${obj.kind}/${obj.metadata.name}`);

@@ -13,7 +13,7 @@ import { REPO } from '../helpers/manifests.ts';
 
 const ALERTS = path.join(REPO, 'manifests/prometheus/alerts.yaml');
 const raw = parse(await readFile(ALERTS, 'utf8'));
-const rule = parse(await readFile(path.join(REPO, 'manifests/base/prometheusrule.yaml'), 'utf8'));
+const rule = parse(await readFile(path.join(REPO, 'manifests/components/prometheus-operator/prometheusrule.yaml'), 'utf8'));
 const REQUIRED = ['NodeTuningCriticalFinding', 'NodeTuningScoreLow', 'EtcdDiskFsyncSlow', 'KubeClientThrottling',
   'PodStartupSLOBreached', 'NodeTuningAdvisorDown', 'NodeTuningAdvisorScanStale'];
 type AlertRule = { alert: string; expr: string; for?: string; labels?: Record<string, string>; annotations?: Record<string, string> };

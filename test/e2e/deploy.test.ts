@@ -1,0 +1,97 @@
+// Issue 24: every documented `kubectl apply -k` works first time on a bare v1.36 control plane (no
+// Prometheus Operator CRDs), with the real kubectl: the base, each distribution overlay, the probe
+// and image overlays; `kubectl delete -k` resolves every object of each; the prometheus-operator
+// overlay applies once the CRDs are served; and the agent, as the kubeadm overlay deploys it (its
+// DaemonSet's args, env and rules as the server holds them, a pod-bound token), publishes on its Node.
+// A real `kubectl delete -k manifests/` removes it all (with kube-controller-manager to finish the
+// namespace) and a fresh `kubectl apply -k manifests/` installs it again.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { AgentProcess, buildApp } from '../helpers/bundled-agent.ts';
+import { ControlPlane, realServerTier } from '../helpers/control-plane.ts';
+import { createReadyNode } from '../helpers/kube-objects.ts';
+import { BASE, DISTRIBUTIONS, KUSTOMIZATIONS, PROMETHEUS_OVERLAY, REPO } from '../helpers/manifests.ts';
+import { AGENT_NAMESPACE, CRD_DIR, agentIdentity, daemonSetRun, installCrds, ownAnnotations } from '../helpers/shipped.ts';
+
+const NODE = 'deploy-kubeadm-1';
+const HOST = path.join(REPO, 'test/fixtures/hosts/kubeadm-1.30');
+
+describe('kubectl apply -k / delete -k of every kustomization on a bare control plane', realServerTier(), () => {
+  let cp: ControlPlane;
+  let tmp: string;
+  let bundle: Promise<string>;
+
+  before(async () => {
+    tmp = await mkdtemp(path.join(tmpdir(), 'nta-deploy-'));
+    bundle = buildApp(path.join(tmp, 'app'));
+    cp = await ControlPlane.start({ controllerManager: true });
+  });
+  after(async () => {
+    await cp?.stop();
+    if (tmp) await rm(tmp, { recursive: true, force: true });
+  });
+
+  const applyK = (dir: string) => cp.kubectl(['apply', '-k', dir]);
+
+  test('each kustomization but prometheus-operator: apply -k exits 0, delete -k (server dry run) exits 0', async (t) => {
+    const plain = Object.entries(KUSTOMIZATIONS).filter(([, dir]) => dir !== PROMETHEUS_OVERLAY);
+    assert.ok(DISTRIBUTIONS.every((d) => KUSTOMIZATIONS[`overlays/${d}`]), 'an overlay per distribution family');
+    for (const [name, dir] of plain) {
+      const applied = await applyK(dir);
+      assert.equal(applied.code, 0, `${name}: kubectl apply -k\n${applied.stderr}`);
+      assert.match(applied.stdout, /daemonset\.apps\/node-tuning-advisor (created|configured|unchanged)/, name);
+      const deleted = await cp.kubectl(['delete', '-k', dir, '--dry-run=server']);
+      assert.equal(deleted.code, 0, `${name}: kubectl delete -k --dry-run=server\n${deleted.stderr}`);
+      t.diagnostic(`${name}: ${applied.stdout.trim().split('\n').length} objects applied`);
+    }
+    // The image overlay's registry reached the server.
+    await applyK(KUSTOMIZATIONS['overlays/image'] as string);
+    const ds = await cp.must('GET', `/apis/apps/v1/namespaces/${AGENT_NAMESPACE}/daemonsets/node-tuning-advisor`);
+    assert.equal(ds.spec.template.spec.containers[0].image, 'registry.example.com/platform/node-tuning-advisor:0.1.0');
+  });
+
+  test('prometheus-operator overlay: refused while the CRDs are missing (naming the kind), applied once they are served', async () => {
+    const refused = await applyK(PROMETHEUS_OVERLAY);
+    assert.notEqual(refused.code, 0);
+    assert.match(refused.stderr, /no matches for kind "(ServiceMonitor|PrometheusRule)"/);
+    await installCrds(cp, [path.join(CRD_DIR, 'monitoring.coreos.com_prometheusrules.yaml'), path.join(CRD_DIR, 'servicemonitors-minimal.yaml')]);
+    const applied = await applyK(PROMETHEUS_OVERLAY);
+    assert.equal(applied.code, 0, applied.stderr);
+    assert.match(applied.stdout, /servicemonitor\.monitoring\.coreos\.com\/node-tuning-advisor created/);
+    assert.match(applied.stdout, /prometheusrule\.monitoring\.coreos\.com\/node-tuning-advisor created/);
+  });
+
+  test('the agent as the kubeadm overlay deploys it publishes on its Node', async () => {
+    assert.equal((await applyK(KUSTOMIZATIONS['overlays/kubeadm'] as string)).code, 0);
+    await createReadyNode(cp, NODE, { kubeletVersion: 'v1.30.2' });
+    const identity = await agentIdentity(cp, NODE, tmp);
+    const run = await daemonSetRun(cp, 'node-tuning-advisor', { node: NODE, hostRoot: HOST, rulesDir: path.join(tmp, 'rules'), kubeconfig: identity.kubeconfig });
+    const agent = AgentProcess.start(await bundle, [...run.args, '--once'], run.env);
+    assert.equal(await agent.wait(), 0, agent.log);
+    const published = await ownAnnotations(cp, NODE);
+    assert.match(published['node-tuning-advisor.io/summary'] ?? '', /^\d+\/100 [A-F]\b/, JSON.stringify(published));
+  });
+
+  test('delete -k manifests/ removes everything (namespace included); apply -k manifests/ installs it again', async () => {
+    // kubectl waits until the namespace is gone; its pods (the DaemonSet's on the node, the test's
+    // agent pod) go when their kubelet confirms, which the test does, as a kubelet would.
+    let deleting = true;
+    const kubelet = (async () => {
+      while (deleting) {
+        await cp.request('DELETE', `/api/v1/namespaces/${AGENT_NAMESPACE}/pods?gracePeriodSeconds=0`);
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    })();
+    const deleted = await cp.kubectl(['delete', '-k', BASE, '--timeout=60s']);
+    deleting = false;
+    await kubelet;
+    assert.equal(deleted.code, 0, deleted.stderr);
+    assert.equal((await cp.request('GET', `/api/v1/namespaces/${AGENT_NAMESPACE}`)).status, 404);
+    assert.equal((await cp.request('GET', '/apis/rbac.authorization.k8s.io/v1/clusterroles/node-tuning-advisor')).status, 404);
+    const again = await applyK(BASE);
+    assert.equal(again.code, 0, again.stderr);
+  });
+});
