@@ -63,6 +63,8 @@ export class Agent {
   /** The report of the scan before the newest one: what "rules changed" is counted against. */
   private previous: Report | undefined;
   private scannedAt = 0;
+  /** Set when the API server did not answer at start: run() ends with 1. */
+  private unreachable = false;
   cycles = 0;
 
   constructor(deps: AgentDeps, opts: Partial<AgentOptions> = {}) {
@@ -90,31 +92,35 @@ export class Agent {
   async run(): Promise<number> {
     this.deps.watcher.start();
     this.deps.background?.start();
+    // Alongside the first cycles (the scan still runs and its metrics are served): a server that never answers ends the agent.
+    const watchdog = this.watchServer();
     try {
-      if (!(await this.serverAnswers())) return 1;
       if (!this.opts.once) await this.sleep(this.opts.startupJitterMs * this.opts.random());
       while (!this.stopper.signal.aborted) {
         const delay = await this.cycle();
+        if (this.unreachable) return 1;
         if (this.opts.once && (this.failures === 0 || this.failures >= this.opts.onceAttempts)) {
           return this.failures === 0 ? 0 : 1;
         }
         await this.sleep(delay);
       }
-      return 0;
+      return this.unreachable ? 1 : 0;
     } finally {
       await Promise.all([this.deps.watcher.stop(), this.deps.background?.stop()]);
+      await watchdog; // released by the watcher's stop
       await this.deps.onStop?.(); // closes the connections (a no-op after stop())
     }
   }
 
-  /** False (logged with the server's URL) when the API server cannot be reached at start. */
-  private async serverAnswers(): Promise<boolean> {
+  /** Stops the agent (exit 1, logged with the server's URL) when the API server cannot be reached at start. */
+  private async watchServer(): Promise<void> {
     const window = this.opts.once ? 0 : this.opts.reachWindowMs;
-    const unreachable = await this.deps.watcher.contact(window, this.stopper.signal);
-    if (unreachable === undefined) return true;
+    const error = await this.deps.watcher.contact(window, this.stopper.signal);
+    if (error === undefined) return;
     const waited = this.opts.once ? '' : ` for ${Number((window / 1000).toFixed(1))} s`;
-    this.deps.log(`${unreachable.summary}; no answer${waited}, exiting (check the kubeconfig's server or the in-cluster service address)`);
-    return false;
+    this.deps.log(`${error.summary}; no answer${waited}, exiting (check the kubeconfig's server or the in-cluster service address)`);
+    this.unreachable = true;
+    this.stop();
   }
 
   /** One scan (when due) and one publish; returns the delay before the next cycle. */
