@@ -25,6 +25,8 @@ export interface KubeErrorFields {
   /** The server's own words (Status.message), or the local cause. */
   detail: string;
   retryAfterMs?: number;
+  /** For a network failure: the server that could not be reached (https://10.0.0.1:6443). */
+  server?: string;
 }
 
 const MAX_DETAIL_CHARS = 400;
@@ -43,10 +45,11 @@ export class KubeError extends Error {
   readonly reason: string | undefined;
   readonly detail: string;
   readonly retryAfterMs: number | undefined;
+  readonly server: string | undefined;
 
   constructor(fields: KubeErrorFields) {
     const detail = printable(fields.detail);
-    super(`cannot ${fields.verb} ${fields.target}: ${describe(fields.code, fields.status, detail)}`);
+    super(`cannot ${fields.verb} ${fields.target}: ${describe(fields.code, fields.status, detail, fields.server)}`);
     this.name = 'KubeError';
     this.verb = fields.verb;
     this.target = fields.target;
@@ -55,11 +58,17 @@ export class KubeError extends Error {
     this.reason = fields.reason;
     this.detail = detail;
     this.retryAfterMs = fields.retryAfterMs;
+    this.server = fields.server === undefined ? undefined : printable(fields.server, 200);
   }
 
   /** The short form for logs that already say what was being done: "HTTP 403: pods is forbidden: …". */
   get summary(): string {
-    return describe(this.code, this.status, this.detail);
+    return describe(this.code, this.status, this.detail, this.server);
+  }
+
+  /** No answer from the server at all (refused, unroutable, no TCP/TLS connection in time): not a refusal by it. */
+  get unreachable(): boolean {
+    return this.status === undefined && !LOCAL_CODES.has(this.code);
   }
 
   /** 410: the resourceVersion (of a watch) or the continue token (of a paginated list) is too old. */
@@ -87,10 +96,10 @@ export class KubeError extends Error {
 /** Codes whose detail says it all (the rest are network errors). */
 const LOCAL_CODES = new Set(['timeout', 'stopped', 'malformed', 'too-large', 'credentials', 'invalid', 'error']);
 
-function describe(code: ErrorCode, status: number | undefined, detail: string): string {
+function describe(code: ErrorCode, status: number | undefined, detail: string, server?: string): string {
   if (status !== undefined) return `HTTP ${status}${detail ? `: ${detail}` : ''}`;
   if (LOCAL_CODES.has(code)) return detail;
-  return `cannot reach the API server: ${code}${detail && detail !== code ? ` (${detail})` : ''}`;
+  return `cannot reach the API server${server ? ` ${server}` : ''}: ${code}${detail && detail !== code ? ` (${detail})` : ''}`;
 }
 
 /** "pods in namespace ci", "nodes \"n1\"", "pods \"p\" in namespace ci" (log: "pods/log …"). */

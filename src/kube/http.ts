@@ -13,6 +13,13 @@ export interface HttpExchange {
   signal: AbortSignal;
   /** Called when the whole request has been handed to the socket (after connecting, TLS, queueing). */
   onWritten?: () => void;
+  /** A new connection (TCP, then TLS for https) must be up within this long; a reused one is not timed. */
+  connectTimeoutMs?: number;
+}
+
+/** No connection to the server within the connect timeout (a dead address, a firewall dropping SYNs). */
+export class ConnectTimeout extends Error {
+  readonly code = 'ETIMEDOUT';
 }
 
 /** Why a request was aborted: the reason carried by the AbortSignal, mapped to a KubeError code. */
@@ -35,6 +42,7 @@ export function send(x: HttpExchange): Promise<http.IncomingMessage> {
     const headers = { ...x.headers, ...(x.body ? { 'Content-Length': String(x.body.length) } : {}) };
     const req = request(x.url, { method: x.method, headers, agent: x.agent });
     if (x.onWritten) req.once('finish', x.onWritten);
+    if (x.connectTimeoutMs !== undefined) limitConnect(req, x.connectTimeoutMs);
     const onAbort = (): void => { req.destroy(x.signal.reason); };
     x.signal.addEventListener('abort', onAbort, { once: true });
     req.once('response', (res) => {
@@ -47,6 +55,19 @@ export function send(x: HttpExchange): Promise<http.IncomingMessage> {
       reject(x.signal.aborted ? x.signal.reason : err);
     });
     req.end(x.body);
+  });
+}
+
+/** Destroys the request when its new socket is not connected (and, for https, through TLS) in time. */
+function limitConnect(req: http.ClientRequest, ms: number): void {
+  req.once('socket', (socket) => {
+    if (req.reusedSocket) return;
+    const ready = 'encrypted' in socket ? 'secureConnect' : 'connect';
+    const timer = setTimeout(() => req.destroy(new ConnectTimeout(`no connection within ${ms / 1000} s`)), ms);
+    const clear = (): void => clearTimeout(timer);
+    socket.once(ready, clear);
+    socket.once('close', clear);
+    req.once('error', clear);
   });
 }
 

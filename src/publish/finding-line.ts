@@ -73,7 +73,7 @@ export function shortReason(message: string, maxBytes: number): string {
   // Parentheses hold where it looked and what else it tried: the first thing a short line can spare.
   while (byteLength(text) > maxBytes && / \([^()]*\)/.test(text)) text = text.replace(/ \([^()]*\)(?!.* \([^()]*\))/, '');
   if (byteLength(text) <= maxBytes) return text;
-  const head = /^[\w.-]+ unknown: /.exec(text)?.[0] ?? '';
+  const head = /^[^:]{1,100}: /.exec(text)?.[0] ?? '';
   const parts = clauses(text.slice(head.length));
   let kept = head + (parts[0] as string).replace(/[,;:] $/, '');
   for (let n = 2; n <= parts.length; n++) {

@@ -48,6 +48,11 @@ export interface RuleDefinition {
   evidence?: string[];
   remediation: { summary: string; text: string; commands?: string[] };
   references: RuleReference[];
+  /**
+   * Not written in a rule: the loader copies the labels of the facts this rule reads from its file's
+   * `facts:` map, for the reasons a person reads ("the kubelet's kubeAPIQPS: none found").
+   */
+  factLabels?: Record<string, string>;
 }
 
 export interface RuleOverride {
@@ -156,7 +161,11 @@ export const ruleFileSchema = {
   then: {
     additionalProperties: false,
     required: ['rules'],
-    properties: { apiVersion: true, kind: true, rules: { type: 'array', items: rule } },
+    properties: {
+      apiVersion: true, kind: true, rules: { type: 'array', items: rule },
+      // fact key → a few words for people, used in reasons instead of the key.
+      facts: { type: 'object', propertyNames: factKey, additionalProperties: { type: 'string', minLength: 3, maxLength: 80, pattern: '^[^\\n{}:]+$' } },
+    },
   },
   else: {
     additionalProperties: false,

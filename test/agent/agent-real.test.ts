@@ -73,6 +73,11 @@ describe('the agent on the real control plane', realServerTier(), () => {
   test('first publish, unchanged cycles and a restart: one PATCH, one Event per failing rule, one LIST per watch, no GET', async () => {
     const first = runAgent(kubeconfig, tickFixedFrom(Infinity), { ...REAL, stopAfterScans: 8 });
     assert.equal(await first.result, 0, first.logs.join("\n"));
+    // One log line per scan: score, rules changed, PATCH yes/no, Events sent (issue 24).
+    const scanLines = first.logs.filter((l) => l.startsWith('scan: '));
+    assert.equal(scanLines.length, 8, first.logs.join('\n'));
+    assert.match(scanLines[0] as string, /^scan: score \d+\/100 \([A-F]\), 3 failing, \d+ unknown; first scan; PATCH yes, 3 Events sent; took \d+\.\d s$/);
+    assert.match(scanLines[1] as string, /; 0 rules changed; PATCH no, 0 Events sent; /);
     const requests = await byAgent(0);
     assert.deepEqual(summary(requests.filter(isWrite)), ['patch nodes/worker-1 200', 'create events 201', 'create events 201', 'create events 201'], describeRequests(requests));
     assert.deepEqual(requests.filter((r) => r.code >= 400), [], 'nothing refused by RBAC');
@@ -107,6 +112,9 @@ describe('the agent on the real control plane', realServerTier(), () => {
     }, { ...REAL, stopAfterScans: 9 });
     assert.equal(await run.result, 0, run.logs.join('\n'));
     assert.deepEqual(summary((await byAgent(since)).filter(isWrite)), ['patch nodes/worker-1 200', 'patch nodes/worker-1 200', 'create events 201']);
+    const scanLines = run.logs.filter((l) => l.startsWith('scan: '));
+    assert.ok(scanLines.slice(2, 5).some((l) => /; 0 rules changed; PATCH yes, 0 Events sent; /.test(l)), `the repaired edit: a PATCH, no Event\n${scanLines.join('\n')}`);
+    assert.match(scanLines[5] as string, /; 1 rule changed \(kernel-tick-rate fail→pass\); PATCH yes, 1 Event sent; /);
     const node = await cp.must('GET', '/api/v1/nodes/worker-1');
     assert.deepEqual(ours(node.metadata.annotations), renderAnnotations(tickFixedFrom(6)(6)));
     const resolved = (await cp.must('GET', '/api/v1/namespaces/default/events')).items.filter((e: any) => e.reason === 'TuningResolved');

@@ -24,7 +24,7 @@ test('table output: score and counts, then per failing rule found → want, why 
   assert.match(stdout, /^FAIL {5}warning {3}cpu-governor {6}CPU frequency policy favours power over start-up latency$/m);
   assert.match(stdout, /^ {2}found {2}governor powersave, driver intel_pstate, EPP power → want performance \(adaptive drivers:\n {9}EPP performance, balance_performance\)$/m);
   assert.match(stdout, /^ {2}fix {4}tuned-adm profile throughput-performance$/m);
-  assert.match(stdout, /^not applicable {2}api-client ×6 \(kubelet\.present = false;/m);
+  assert.match(stdout, /^not applicable {2}api-client ×6 \(a kubelet on this node: no;/m);
   assert.doesNotMatch(stdout, /\$ tuned-adm|cpu\.driver = intel_pstate/, 'evidence and commands only with --verbose');
   assert.doesNotMatch(stdout, /\u001b\[/);
   const verbose = (await runCli(['scan', '--host-root', fixtureHost('intel-pstate-epp-power'), '--verbose'])).stdout;

@@ -1,8 +1,8 @@
-import { BUNDLED_RULES_DIR, formatRuleError, loadRules } from '../../rules/load.ts';
+import { BUNDLED_RULES_DIR, formatRuleError, loadRules, type LoadedRule, type RuleFileError } from '../../rules/load.ts';
 import { loadRuleSet } from '../../rules/rule-set.ts';
 import type { Condition } from '../../rules/schema.ts';
 import { isLeaf } from '../../rules/validate.ts';
-import { renderValue } from '../../rules/conditions.ts';
+import { factsIn, renderValue } from '../../rules/conditions.ts';
 import { hang, row } from '../../publish/terminal/layout.ts';
 import type { EffectiveRule } from '../../rules/engine.ts';
 import { terminalJson, terminalSafe } from '../../text/terminal.ts';
@@ -45,6 +45,7 @@ async function lint(args: string[], io: Io): Promise<number> {
   }
   const locations = [...(values['no-bundled-rules'] ? [] : [BUNDLED_RULES_DIR]), ...positionals];
   const result = await loadRules(locations);
+  if (result.errors.length === 0) result.errors.push(...unlabelledFacts(result.rules));
   for (const error of result.errors) io.stderr.write(`${formatRuleError(error)}\n`);
   if (result.errors.length > 0) {
     io.stderr.write(`${result.errors.length} problem(s) in rule files\n`);
@@ -52,6 +53,17 @@ async function lint(args: string[], io: Io): Promise<number> {
   }
   io.stdout.write(`ok: ${result.rules.length} rules, ${result.overrides.length} overrides in ${result.files.length} files\n`);
   return EXIT_OK;
+}
+
+/** Lint only (a rule file without labels still loads: its reasons then name the keys). */
+function unlabelledFacts(rules: LoadedRule[]): RuleFileError[] {
+  return rules.flatMap((rule) => {
+    const missing = [...new Set([...factsIn(rule.appliesWhen), ...factsIn(rule.failsWhen)])].filter((key) => !Object.hasOwn(rule.factLabels ?? {}, key));
+    return missing.map((key) => ({
+      file: rule.file, line: rule.line, col: 1, key: rule.id,
+      message: `fact "${key}" has no label; add it to the file's top-level "facts:" map (a few words that reasons show instead of the key)`,
+    }));
+  });
 }
 
 async function list(args: string[], io: Io): Promise<number> {

@@ -95,6 +95,8 @@ function details(finding: Finding, layout: Layout): string[] {
       lines.push(...commandLines(command, width - LABEL_WIDTH).map((line) => BLANK + line));
     }
   }
+  // The rule engine's own words, with the fact keys and operators (the default view names facts by their labels).
+  if (finding.engineReason) lines.push(...hang(`  ${'engine'.padEnd(LABEL_WIDTH - 3)} `, finding.engineReason, width, LABEL_WIDTH + 2));
   finding.evidence.forEach((evidence, i) => {
     lines.push(...hang(i === 0 ? `  ${'facts'.padEnd(LABEL_WIDTH - 3)} ` : BLANK, describeEvidence(evidence), width, LABEL_WIDTH + 2));
   });
