@@ -1,0 +1,82 @@
+// `measure pod-startup` against real kubelets: two hollow nodes (kubemark --morph=kubelet, the
+// kubelet's own code and its own client rate limiter), one at the old default client limits 5/10 and
+// one at 50/100, 100 pods each, measured at once. The witness is independent of the command: the
+// API server's audit log says when each create arrived, the test's own pod watch when each pod was
+// Running and Ready. The command's total p99 must be within 10 % (or 250 ms) of that, with every
+// pod accounted for, and the throttled node's gap between the kubelet's stamp and the API named.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { auditArgs, type AuditLog } from '../helpers/audit.ts';
+import { ControlPlane, realServerTier } from '../helpers/control-plane.ts';
+import { HollowNode } from '../helpers/hollow-node.ts';
+import { createdAt, percentile, runMeasure } from '../helpers/measure-cli.ts';
+import { ReadyWitness } from '../helpers/ready-witness.ts';
+
+const PODS = 100;
+
+describe('measure pod-startup on real kubelets (hollow nodes at 5/10 and 50/100)', realServerTier(), () => {
+  let cp: ControlPlane;
+  let tmp: string;
+  let audit: AuditLog;
+  let nodes: HollowNode[] = [];
+  let witness: ReadyWitness | undefined;
+
+  before(async () => {
+    tmp = await mkdtemp(path.join(tmpdir(), 'nta-measure-kubelet-'));
+    const audited = await auditArgs(tmp, ['admin']);
+    audit = audited.log;
+    cp = await ControlPlane.start({ scheduler: true, controllerManager: true, apiserverArgs: audited.args });
+    nodes = await HollowNode.startAll(cp, [['hollow-slow', { qps: 5, burst: 10 }], ['hollow-fast', { qps: 50, burst: 100 }]]);
+    witness = await ReadyWitness.start(cp, 'node-tuning-advisor.io/measure=pod-startup');
+  });
+
+  after(async () => {
+    witness?.stop();
+    await Promise.all(nodes.map((n) => n.stop()));
+    await cp?.stop();
+    if (tmp) await rm(tmp, { recursive: true, force: true });
+  });
+
+  async function measureAndCompare(node: string): Promise<{ m: any; witnessP99: number; diagnostic: string }> {
+    const run = await runMeasure(cp.kubeconfig, tmp, ['--node', node, '--pods', String(PODS), '--output', 'json', '--cleanup-wait', '0s']);
+    const m = run.json;
+    assert.ok(m, `exit ${run.code}: ${run.stderr}`);
+    const created = await createdAt(audit, 'admin', m.namespace);
+    const totals = [...created].map(([pod, at]) => (witness!.readyAt.get(`${m.namespace}/${pod}`) as number) - at);
+    assert.equal(created.size, PODS, 'every create reached the server');
+    assert.equal(totals.filter((t) => Number.isFinite(t)).length, PODS, `the test saw every pod Ready`);
+    assert.deepEqual([m.outcome, m.counts.created, m.counts.ready, m.counts.notReady], ['complete', PODS, PODS, 0], '100/100 accounted for');
+    const witnessP99 = percentile(totals, 99);
+    const diagnostic = `${node}: command total p50 ${m.phases.total.p50Ms} p99 ${m.phases.total.p99Ms} ms; witness p50 ${percentile(totals, 50)} p99 ${witnessP99} ms; status delay p50 ${m.statusDelay.p50Ms} p99 ${m.statusDelay.p99Ms} ms; witness watch resumed ${witness!.restarts}×`;
+    const allowed = Math.max(250, 0.1 * witnessP99);
+    assert.ok(Math.abs(m.phases.total.p99Ms - witnessP99) <= allowed, `total p99 within ${allowed} ms of the witness: ${diagnostic}`);
+    assert.deepEqual(m.validity, { valid: true, problems: [] });
+    for (const sample of m.samples) {
+      assert.ok(sample.milestones.ready.seenMs === sample.phases.total, `${sample.pod}: the total ends when the watch received Ready`);
+      for (const phase of ['bound', 'sandbox', 'initialized', 'containersReady', 'ready']) assert.ok(sample.milestones[phase], `${sample.pod}: ${phase} recorded`);
+    }
+    return { m, witnessP99, diagnostic };
+  }
+
+  test('both nodes at once', { concurrency: true }, async (t) => {
+    await Promise.all([
+      t.test('5/10: the kubelet stamps Ready long before the API sees it, and the result says it is client throttling', async (t) => {
+        const { m, diagnostic } = await measureAndCompare('hollow-slow');
+        t.diagnostic(diagnostic);
+        // 100 pods, two throttled status writes each at 5/s: tens of seconds, almost all of it waiting to write.
+        assert.ok(m.phases.total.p99Ms > 15_000, diagnostic);
+        assert.ok(m.statusDelay.p99Ms > 0.5 * m.phases.total.p99Ms, `the wait is the status write's: ${diagnostic}`);
+        assert.match(m.throttling, /client throttling; raise the kubelet's --kube-api-qps\/--kube-api-burst/);
+        assert.equal(m.slo.met, false);
+      }),
+      t.test('50/100: the same 100 pods Ready several times sooner', async (t) => {
+        const { m, diagnostic } = await measureAndCompare('hollow-fast');
+        t.diagnostic(diagnostic);
+        assert.ok(m.phases.total.p99Ms < 15_000, diagnostic);
+      }),
+    ]);
+  });
+});
