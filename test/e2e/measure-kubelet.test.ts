@@ -4,6 +4,9 @@
 // API server's audit log says when each create arrived, the test's own pod watch when each pod was
 // Running and Ready. The command's total p99 must be within 10 % (or 250 ms) of that, with every
 // pod accounted for, and the throttled node's gap between the kubelet's stamp and the API named.
+// A third node's kubelet is paused (SIGSTOP): the command must say so within 30 s, and a reader that
+// closes the pipe (`2>&1 | head`) must not leave the namespace and its pods behind.
+import { spawn } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -12,7 +15,7 @@ import path from 'node:path';
 import { auditArgs, type AuditLog } from '../helpers/audit.ts';
 import { ControlPlane, realServerTier } from '../helpers/control-plane.ts';
 import { HollowNode } from '../helpers/hollow-node.ts';
-import { createdAt, percentile, runMeasure } from '../helpers/measure-cli.ts';
+import { CLI, createdAt, namespaceGone, percentile, runMeasure } from '../helpers/measure-cli.ts';
 import { ReadyWitness } from '../helpers/ready-witness.ts';
 
 const PODS = 100;
@@ -29,7 +32,7 @@ describe('measure pod-startup on real kubelets (hollow nodes at 5/10 and 50/100)
     const audited = await auditArgs(tmp, ['admin']);
     audit = audited.log;
     cp = await ControlPlane.start({ scheduler: true, controllerManager: true, apiserverArgs: audited.args });
-    nodes = await HollowNode.startAll(cp, [['hollow-slow', { qps: 5, burst: 10 }], ['hollow-fast', { qps: 50, burst: 100 }]]);
+    nodes = await HollowNode.startAll(cp, [['hollow-slow', { qps: 5, burst: 10 }], ['hollow-fast', { qps: 50, burst: 100 }], ['hollow-paused', { qps: 50, burst: 100 }]]);
     witness = await ReadyWitness.start(cp, 'node-tuning-advisor.io/measure=pod-startup');
   });
 
@@ -76,6 +79,31 @@ describe('measure pod-startup on real kubelets (hollow nodes at 5/10 and 50/100)
         const { m, diagnostic } = await measureAndCompare('hollow-fast');
         t.diagnostic(diagnostic);
         assert.ok(m.phases.total.p99Ms < 15_000, diagnostic);
+      }),
+      t.test('a kubelet that writes nothing is named within 30 s; closing the output pipe then still cleans up', async () => {
+        const paused = nodes[2] as HollowNode;
+        paused.pause();
+        const run = spawn(process.execPath, [CLI, 'measure', 'pod-startup', '--kubeconfig', cp.kubeconfig, '--node', paused.name, '--pods', '5', '--cleanup-wait', '5s'], {
+          stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH, HOME: tmp },
+        });
+        const exited = new Promise<number | string | null>((resolve) => run.on('exit', (code, signal) => resolve(code ?? signal)));
+        let text = '';
+        const started = Date.now();
+        // As `2>&1 | head` does: read until the warning, then close the pipes.
+        const warned = await new Promise<number>((resolve) => run.stderr.on('data', (c: Buffer) => {
+          text += c.toString();
+          if (/no status from hollow-paused's kubelet for 30 s: is it running\?/.test(text)) { resolve(Date.now() - started); run.stderr.destroy(); run.stdout.destroy(); }
+        }));
+        assert.ok(warned < 45_000, `warned after ${warned} ms`);
+        const namespace = /namespace (nta-measure-\w+) created/.exec(text)?.[1] as string;
+        assert.equal(await exited, 141, 'exit 141 after cleaning up, not at once');
+        const ns = await cp.request('GET', `/api/v1/namespaces/${namespace}`);
+        assert.ok(ns.status === 404 || typeof ns.body?.metadata?.deletionTimestamp === 'string', `namespace ${namespace}: deletion requested`);
+        const pods = await cp.must('GET', `/api/v1/namespaces/${namespace}/pods`);
+        assert.ok(pods.items.every((p: any) => typeof p.metadata.deletionTimestamp === 'string'), 'every pod is being deleted');
+        // Once the kubelet runs again it confirms the deletions: nothing is left.
+        paused.resume();
+        await namespaceGone(cp, namespace);
       }),
     ]);
   });

@@ -126,6 +126,15 @@ export class HollowNode {
     await this.launch();
   }
 
+  /** SIGSTOP / SIGCONT to its PID: a kubelet that is there (its Node still Ready for a while) but writes nothing. */
+  pause(): void {
+    this.child?.kill('SIGSTOP');
+  }
+
+  resume(): void {
+    this.child?.kill('SIGCONT');
+  }
+
   /** SIGTERM to its PID (KILL after 10 s), then its dir (root dir, TMPDIR, log) removed. */
   async stop(): Promise<void> {
     await this.stopProcess();
@@ -149,6 +158,7 @@ export class HollowNode {
     const child = this.child;
     this.child = undefined;
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGCONT');
     child.kill('SIGTERM');
     const timer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
     await this.exited;

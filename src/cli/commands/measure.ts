@@ -14,13 +14,14 @@ import { readMeasurement, saveMeasurement } from '../../measure/saved.ts';
 import {
   renderComparisonMarkdown, renderComparisonText, renderMeasurementMarkdown, renderMeasurementText,
 } from '../../publish/measure-view.ts';
+import { onBrokenPipe } from '../broken-pipe.ts';
 import { KUBE_FLAGS, configSourceFrom } from '../kube-flags.ts';
 import { ProgressLine } from '../measure-progress.ts';
 import { stripControls, terminalSafe } from '../terminal-safe.ts';
 import { EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, UsageError, oneOf, parseDuration, parseFlags, terminalWidth, type Io } from '../io.ts';
 
 export const EXIT_TIMEOUT = 4;
-const EXIT_SIGNAL: Record<string, number> = { SIGINT: 130, SIGTERM: 143 };
+const EXIT_SIGNAL: Record<string, number> = { SIGINT: 130, SIGTERM: 143, SIGPIPE: 141 };
 const MAX_PODS = 1000;
 
 export const MEASURE_USAGE = `Usage: node-tuning-advisor measure pod-startup --node NODE [flags]
@@ -57,7 +58,8 @@ Flags:
 
 Permissions: the ClusterRole in manifests/measure/clusterrole.yaml (namespaces, pods, the node).
 Exit codes: 0 SLO met; 1 SLO missed; 2 bad flags, node missing or not Ready, missing permission;
-4 timed out (what finished is reported); 130 / 143 interrupted (after cleaning up).
+4 timed out (what finished is reported); 130 / 143 interrupted (after cleaning up); 141 the
+output pipe was closed (after cleaning up).
 `;
 
 interface Settings {
@@ -128,7 +130,11 @@ async function checkWritable(file: string): Promise<void> {
   }
 }
 
-/** SIGINT/SIGTERM: the first stops the run (cleanup follows), the second stops waiting for the cleanup. */
+/**
+ * SIGINT/SIGTERM: the first stops the run (cleanup follows), the second stops waiting for the
+ * cleanup. A closed output pipe (EPIPE on stdout or stderr) stops the run the same way:
+ * nobody reads the result any more, but the namespace and its pods must still go.
+ */
 function interrupts(io: Io): { run: AbortController; cleanup: AbortController; signal(): string | undefined; dispose(): void } {
   const run = new AbortController();
   const cleanup = new AbortController();
@@ -140,11 +146,17 @@ function interrupts(io: Io): { run: AbortController; cleanup: AbortController; s
       run.abort();
     } else cleanup.abort();
   };
+  // No SIGPIPE listener: Node ignores the signal, so a closed pipe arrives as EPIPE; a listener,
+  // once removed, would restore the default action and kill the process at its next write.
   const handlers = { SIGINT: on('SIGINT'), SIGTERM: on('SIGTERM') };
   for (const [name, handler] of Object.entries(handlers)) process.on(name, handler);
+  const offPipe = onBrokenPipe(() => { if (!run.signal.aborted) { received = 'SIGPIPE'; run.abort(); } });
   return {
     run, cleanup, signal: () => received,
-    dispose: () => { for (const [name, handler] of Object.entries(handlers)) process.off(name, handler); },
+    dispose: () => {
+      offPipe();
+      for (const [name, handler] of Object.entries(handlers)) process.off(name, handler);
+    },
   };
 }
 
