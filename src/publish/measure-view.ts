@@ -153,6 +153,7 @@ function comparisonSummary(c: Comparison): string[] {
   lines.push(`Changed between the runs: ${changed.length > 0 ? changed.join('; ') : 'none of the recorded settings'}`);
   if (same.length > 0) lines.push(`Unchanged: ${same.join('; ')}`);
   if (unknown.length > 0) lines.push(`Not known for both runs: ${unknown.join(', ')}`);
+  if (c.credit) lines.push(`Credit: ${c.credit}`);
   for (const caveat of c.caveats) lines.push(`Note: ${caveat}`);
   return lines;
 }

@@ -6,7 +6,7 @@
 // is started through a symlink named `kubelet` so its process looks like the kubelet (argv[0],
 // /proc/PID/comm) to a collector. `stop()` signals exactly the PID this module started.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, openSync, closeSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -23,6 +23,12 @@ export interface HollowNodeOptions extends Limits {
   maxPods?: number;
   /** How long to wait for the Node to be Ready (default 60 s). */
   readyTimeoutMs?: number;
+  /**
+   * Run it as PID 1 of its own PID namespace (unshare, with its own /proc): a scan or agent started
+   * there with `inNamespace()` sees this kubelet and no other (tests and other kubelets on the
+   * machine run beside it). Needs root (CAP_SYS_ADMIN).
+   */
+  ownPidNamespace?: boolean;
 }
 
 const STOP_GRACE_MS = 10_000;
@@ -97,8 +103,26 @@ export class HollowNode {
     return started.map((s) => (s as PromiseFulfilledResult<HollowNode>).value);
   }
 
+  /** The kubelet's PID as this process sees it (inside its own namespace it is 1). */
   get pid(): number | undefined {
-    return this.child?.pid;
+    if (!this.child) return undefined;
+    return this.opts.ownPidNamespace ? this.kubeletPid(this.child) : this.child.pid;
+  }
+
+  /** unshare's forked child: the kubelet. */
+  private kubeletPid(child: ChildProcess): number | undefined {
+    try {
+      const [first] = readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
+      return first === undefined ? undefined : Number(first);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** argv prefix that runs a command in this kubelet's PID and mount namespaces (where /proc shows only it). */
+  inNamespace(argv: string[]): string[] {
+    if (!this.opts.ownPidNamespace) return argv;
+    return ['nsenter', '-t', String(this.pid), '-p', '-m', '--', ...argv];
   }
 
   /** The kubelet's HTTPS endpoint (/metrics, /pods; its own authn/authz). */
@@ -144,7 +168,10 @@ export class HollowNode {
   private async launch(): Promise<void> {
     const log = openSync(this.logFile, 'a');
     try {
-      const child = spawn(this.binary, this.args(), { stdio: ['ignore', log, log], env: { PATH: process.env.PATH, TMPDIR: path.join(this.dir, 'tmp') } });
+      const [command, argv] = this.opts.ownPidNamespace
+        ? ['unshare', ['--pid', '--fork', '--mount-proc', '--kill-child=SIGTERM', '--', this.binary, ...this.args()]]
+        : [this.binary, this.args()];
+      const child = spawn(command, argv, { stdio: ['ignore', log, log], env: { PATH: process.env.PATH, TMPDIR: path.join(this.dir, 'tmp') } });
       running.add(child);
       this.child = child;
       this.exited = new Promise<void>((resolve) => child.once('exit', () => { running.delete(child); resolve(); }));
@@ -158,9 +185,14 @@ export class HollowNode {
     const child = this.child;
     this.child = undefined;
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    child.kill('SIGCONT');
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
+    // In its own namespace: signal the kubelet itself; unshare exits when it has.
+    const kubelet = this.opts.ownPidNamespace ? this.kubeletPid(child) : undefined;
+    const signal = (name: NodeJS.Signals): void => {
+      if (kubelet !== undefined) { try { process.kill(kubelet, name); } catch { /* gone */ } } else child.kill(name);
+    };
+    signal('SIGCONT');
+    signal('SIGTERM');
+    const timer = setTimeout(() => { signal('SIGKILL'); child.kill('SIGKILL'); }, STOP_GRACE_MS);
     await this.exited;
     clearTimeout(timer);
   }
