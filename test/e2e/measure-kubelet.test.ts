@@ -6,17 +6,21 @@
 // pod accounted for, and the throttled node's gap between the kubelet's stamp and the API named.
 // A third node's kubelet is paused (SIGSTOP): the command must say so within 30 s, and a reader that
 // closes the pipe (`2>&1 | head`) must not leave the namespace and its pods behind.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { auditArgs, type AuditLog } from '../helpers/audit.ts';
-import { ControlPlane, realServerTier } from '../helpers/control-plane.ts';
+import { ControlPlane, freePort, realServerTier } from '../helpers/control-plane.ts';
+import { REPO } from '../helpers/manifests.ts';
+import { requireTool } from '../helpers/tools.ts';
 import { HollowNode } from '../helpers/hollow-node.ts';
 import { CLI, createdAt, namespaceGone, percentile, runMeasure } from '../helpers/measure-cli.ts';
 import { ReadyWitness } from '../helpers/ready-witness.ts';
+import { KubeletSliTracker } from '../../src/agent/kubelet-sli.ts';
+import { fetchLocalText } from '../../src/host/local-http.ts';
 
 const PODS = 100;
 
@@ -75,10 +79,45 @@ describe('measure pod-startup on real kubelets (hollow nodes at 5/10 and 50/100)
         assert.match(m.throttling, /client throttling; raise the kubelet's --kube-api-qps\/--kube-api-burst/);
         assert.equal(m.slo.met, false);
       }),
-      t.test('50/100: the same 100 pods Ready several times sooner', async (t) => {
+      t.test('50/100: the same 100 pods Ready several times sooner; the kubelet\'s own SLI histogram counts them', async (t) => {
+        const fast = nodes[1] as HollowNode;
+        // The kubelet's /metrics (plain HTTP on a hollow node), read as the agent reads it, before and after.
+        const metrics = async (): Promise<string> => {
+          const got = await fetchLocalText(`http://127.0.0.1:${fast.kubeletPort}/metrics`, { timeoutMs: 10_000 });
+          assert.ok(got.ok, got.ok ? '' : got.reason);
+          return got.text;
+        };
+        const sli = new KubeletSliTracker();
+        assert.equal(sli.scrape(await metrics()), undefined, 'the first scrape only sets the start of the interval');
+        // The agent on this node, scanning every 3 s: it reads the same endpoint and exposes the interval's p99.
+        const metricsPort = await freePort();
+        const agent = spawn(process.execPath, [CLI, 'agent', '--kubeconfig', cp.kubeconfig, '--node-name', fast.name, '--interval', '3s', '--startup-jitter', '0s',
+          '--probe-interval', 'off', '--host-root', path.join(REPO, 'test/fixtures/hosts/seed-000-after'), '--metrics-addr', `127.0.0.1:${metricsPort}`], { stdio: ['ignore', 'ignore', 'ignore'] });
+        t.after(() => { agent.kill('SIGTERM'); });
         const { m, diagnostic } = await measureAndCompare('hollow-fast');
         t.diagnostic(diagnostic);
         assert.ok(m.phases.total.p99Ms < 15_000, diagnostic);
+        const interval = sli.scrape(await metrics());
+        t.diagnostic(`kubelet SLI over the run: ${JSON.stringify(interval)}`);
+        assert.equal(interval?.sli?.samples, PODS, 'the kubelet observed each of the run\'s pods once');
+        assert.equal(interval?.total?.samples, PODS);
+        assert.equal(interval?.sandbox?.samples, PODS, 'one sandbox per pod');
+        // The kubelet's own count ends at Running, before its status write; its buckets are 1-2 s wide below 10 s.
+        assert.ok((interval?.sli?.p99Seconds as number) > 0 && (interval?.sli?.p99Seconds as number) * 1000 <= m.phases.total.p99Ms + 2000, diagnostic);
+        let exposed = '';
+        for (let i = 0; i < 60 && !/^node_tuning_advisor_kubelet_pod_start_p99_seconds\{histogram="pod_start_sli"\} \d/m.test(exposed); i++) {
+          await new Promise((r) => setTimeout(r, 500));
+          const got = await fetchLocalText(`http://127.0.0.1:${metricsPort}/metrics`, { timeoutMs: 5000 });
+          if (got.ok) exposed = got.text;
+        }
+        const line = /^node_tuning_advisor_kubelet_pod_start_p99_seconds\{histogram="pod_start_sli"\} (\S+)$/m.exec(exposed);
+        assert.ok(line, `the agent exposes the kubelet SLI p99:\n${exposed.split('\n').filter((l) => l.includes('kubelet_pod_start')).join('\n')}`);
+        t.diagnostic(`agent: ${exposed.split('\n').filter((l) => /^node_tuning_advisor_kubelet_pod_start/.test(l)).join('; ')}`);
+        const promtool = requireTool(t, 'promtool', 'prometheus');
+        if (promtool) {
+          const checked = spawnSync(promtool, ['check', 'metrics'], { input: exposed, encoding: 'utf8' });
+          assert.equal(checked.status, 0, `promtool check metrics: ${checked.stdout}${checked.stderr}`);
+        }
       }),
       t.test('a kubelet that writes nothing is named within 30 s; closing the output pipe then still cleans up', async () => {
         const paused = nodes[2] as HollowNode;
