@@ -45,7 +45,12 @@ export interface AgentMetrics {
   countUnhandledRejection(): void;
   /** One pod's start-up phase on this node, as the pod watch observed it. */
   observePodPhase(phase: string, seconds: number): void;
+  /** The kubelet's own start-up histograms over the last scan interval (p99 from bucket deltas). */
+  setKubeletSli(interval: Record<string, { samples: number; p99Seconds: number | null }>): void;
 }
+
+/** Histogram keys of the kubelet's /metrics → the label value here. */
+const KUBELET_SLI_LABELS: Record<string, string> = { sli: 'pod_start_sli', total: 'pod_start_total', imagePull: 'image_pull', sandbox: 'run_podsandbox' };
 
 /** kubelet_pod_start_sli_duration_seconds' buckets, with sub-second ones for the short phases. */
 export const POD_PHASE_BUCKETS = [0.1, 0.25, 0.5, 1, 2, 3, 4, 5, 6, 8, 10, 20, 30, 45, 60, 120, 300, 600];
@@ -177,6 +182,17 @@ export function createAgentMetrics(version: string): AgentMetrics {
     help: 'Pod start-up phases on this node as the pod watch observed them (scheduling, initialization, creation, readiness; total = creation to Ready).',
     labelNames: ['phase'], buckets: POD_PHASE_BUCKETS, registers: [registry],
   });
+  const kubeletP99 = new Gauge({
+    name: `${P}kubelet_pod_start_p99_seconds`,
+    help: 'p99 of the kubelet\'s own start-up histograms over the last scan interval, from bucket deltas of its /metrics (kubelet_pod_start_sli_duration_seconds, _total_, image pull, sandbox). ' +
+      'The SLI excludes image pulls and, on 1.36 and patched 1.34-1.35, pods with init containers and stateful pods: compare with pod_startup_phase_seconds, the pod watch.',
+    labelNames: ['histogram'], registers: [registry],
+  });
+  const kubeletSamples = new Gauge({
+    name: `${P}kubelet_pod_start_samples`,
+    help: 'Observations in the kubelet\'s start-up histograms over the last scan interval (0: no pod started, the p99 is absent).',
+    labelNames: ['histogram'], registers: [registry],
+  });
   let joined = false;
   let changed = true;
   let cache: { text: string; at: number } | undefined;
@@ -212,6 +228,17 @@ export function createAgentMetrics(version: string): AgentMetrics {
     countWatchError: (watch, reason) => { touch(); watchErrors.inc({ watch, reason }); },
     countUnhandledRejection: () => { touch(); unhandled.inc(); },
     observePodPhase: (phase, seconds) => { touch(); podPhases.observe({ phase }, seconds); },
+    setKubeletSli(interval) {
+      touch();
+      kubeletP99.reset();
+      kubeletSamples.reset();
+      for (const [key, value] of Object.entries(interval)) {
+        const histogram = KUBELET_SLI_LABELS[key];
+        if (histogram === undefined) continue;
+        kubeletSamples.set({ histogram }, value.samples);
+        if (value.p99Seconds !== null) kubeletP99.set({ histogram }, value.p99Seconds);
+      }
+    },
   };
 }
 
