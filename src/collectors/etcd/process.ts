@@ -126,6 +126,11 @@ export async function environmentOf(host: HostRoot, process: EtcdProcess, parseE
   if (!unit) return { env: new Map(), complete: false, why: `${environ.reason}, and no systemd unit runs PID ${process.pid}` };
   // An optional EnvironmentFile that does not exist adds nothing; any other unreadable one hides variables.
   const missing = unit.unreadableEnvironmentFiles.filter((f) => !(f.optional && f.code === 'ENOENT')).map((f) => f.reason);
-  if (missing.length > 0) return { env: unit.environment, complete: false, why: `${environ.reason}; ${process.unit?.name}'s EnvironmentFile cannot be read (${missing.join('; ')})` };
+  if (missing.length > 0) {
+    // kubespray's /etc/etcd.env: on the host it exists; in a pod it is there only when mounted.
+    const absent = unit.unreadableEnvironmentFiles.filter((f) => f.code === 'ENOENT').map((f) => f.path);
+    const hint = absent.length > 0 ? `; if the advisor runs in a pod (the DaemonSet), mount ${absent.join(', ')} read-only (hostPath) so the unit's environment can be read` : '';
+    return { env: unit.environment, complete: false, why: `${environ.reason}; ${process.unit?.name}'s EnvironmentFile cannot be read (${missing.join('; ')})${hint}` };
+  }
   return { env: unit.environment, complete: true, source: `${process.unit?.name} (${unit.files.join(', ')})` };
 }
