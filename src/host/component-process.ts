@@ -12,7 +12,7 @@ import type { HostRoot } from './host-root.ts';
 import type { HostProcess } from './processes.ts';
 import { findProcesses } from './processes.ts';
 import { reconstructUnitCommand } from './systemd-unit.ts';
-import { fileTrust, filesTrust, processExe, processUids, systemServiceOf, trustedUids, type Trust } from './trust.ts';
+import { filesTrust, pathChainTrust, processExe, processUids, systemServiceOf, trustedUids, type Trust } from './trust.ts';
 
 export interface JudgedProcess {
   process: HostProcess;
@@ -30,17 +30,6 @@ export interface ComponentProcesses {
 
 /** Units whose root process starts components as children (the unit's binary name → its subcommands). */
 const SUPERVISORS: Record<string, string[]> = { k0s: ['controller', 'server', 'worker'] };
-
-/** The file and every directory above it owned by root (or the advisor's user), none writable by others. */
-export async function pathChainTrust(host: HostRoot, file: string): Promise<Trust> {
-  let current = path.posix.normalize(file);
-  for (;;) {
-    const trust = await fileTrust(host, current);
-    if (!trust.trusted) return trust;
-    if (current === '/') return { trusted: true, why: `${file} and its directories are root's` };
-    current = path.posix.dirname(current);
-  }
-}
 
 /** A root-run system service whose root-owned unit starts one of `names` or a supervisor. */
 export async function vouchingUnit(host: HostRoot, service: string, names: string[]): Promise<Trust> {

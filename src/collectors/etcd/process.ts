@@ -12,8 +12,8 @@ import path from 'node:path';
 import type { HostRoot } from '../../host/host-root.ts';
 import { readProcessTable } from '../../host/processes.ts';
 import { reconstructUnitCommand, UNIT_DIRS, type EnvValue, type UnitCommand } from '../../host/systemd-unit.ts';
-import { filesTrust, processExe, processRunsBinary, systemServiceOf } from '../../host/trust.ts';
-import { pathChainTrust, vouchingUnit } from '../../host/component-process.ts';
+import { filesTrust, pathChainTrust, processExe, processRunsBinary, systemServiceOf } from '../../host/trust.ts';
+import { vouchingUnit } from '../../host/component-process.ts';
 
 export interface EtcdProcess {
   pid: number;
