@@ -7,7 +7,8 @@ import { parse as parseYaml } from 'yaml';
 import type { Collector } from './collector.ts';
 import type { FactSet } from '../facts/fact-set.ts';
 import type { HostRoot } from '../host/host-root.ts';
-import { argsFrom, findProcesses, listProcesses, numericFlag, parseFlags, type FlagMap, type SourcedArg } from '../host/processes.ts';
+import { argsFrom, listProcesses, numericFlag, parseFlags, type FlagMap, type SourcedArg } from '../host/processes.ts';
+import { pickComponentProcess, type JudgedProcess } from '../host/component-process.ts';
 import { componentArgs, detectRancher, type RancherInstall } from './rancher.ts';
 import { detectMicrok8s, microk8sComponentArgs, type Microk8sInstall } from './microk8s.ts';
 import { readStaticPod, type StaticPod } from './static-pod.ts';
@@ -29,6 +30,8 @@ interface Found {
   microk8s?: Microk8sInstall;
   /** The args file could not be read. */
   problem?: string;
+  /** How the live process was trusted. */
+  trust?: Pick<JudgedProcess, 'level' | 'why'>;
 }
 
 async function fromMicrok8s(host: HostRoot, component: Component, microk8s: Microk8sInstall): Promise<Found | undefined> {
@@ -38,9 +41,21 @@ async function fromMicrok8s(host: HostRoot, component: Component, microk8s: Micr
   return 'args' in read ? { args: read.args, editIn: read.file, microk8s, ...pid } : { args: [], editIn: read.file, microk8s, problem: read.problem, ...pid };
 }
 
-async function findComponent(host: HostRoot, component: Component, processes: Awaited<ReturnType<typeof listProcesses>>, rancher: RancherInstall | undefined): Promise<Found | undefined> {
+type Processes = Awaited<ReturnType<typeof listProcesses>>;
+
+/** The component, and the processes with its name that were not used (with why). */
+async function findComponent(host: HostRoot, component: Component, processes: Processes, rancher: RancherInstall | undefined): Promise<{ found?: Found; refused: string[] }> {
   const microk8s = await detectMicrok8s(host);
-  if (microk8s) return fromMicrok8s(host, component, microk8s);
+  if (microk8s) {
+    const found = await fromMicrok8s(host, component, microk8s);
+    return { ...(found ? { found } : {}), refused: [] };
+  }
+  const picked = await pickComponentProcess(host, processes, [component]);
+  const found = await fromSources(host, component, picked.chosen, rancher);
+  return { ...(found ? { found } : {}), refused: picked.refused };
+}
+
+async function fromSources(host: HostRoot, component: Component, chosen: JudgedProcess | undefined, rancher: RancherInstall | undefined): Promise<Found | undefined> {
   let manifest: StaticPod | undefined;
   for (const dir of MANIFEST_DIRS) {
     manifest ??= await readStaticPod(host, `${dir}/${component}.yaml`, component);
@@ -48,9 +63,10 @@ async function findComponent(host: HostRoot, component: Component, processes: Aw
   // rke2 rewrites its pod manifests on every start: the lasting edit is <component>-arg in its config.yaml.
   const rke2Config = rancher?.distro === 'rke2' && manifest?.path.startsWith('/var/lib/rancher/rke2/') ? `/etc/rancher/rke2/config.yaml (${component}-arg)` : undefined;
   const rke2 = rke2Config && rancher ? { rancher } : {};
-  const live = findProcesses(processes, [component])[0];
-  if (live) {
-    const found: Found = { args: argsFrom(live.argv.slice(1), `/proc/${live.pid}/cmdline`), editIn: rke2Config ?? manifest?.path ?? `/proc/${live.pid}/cmdline`, pid: live.pid, ...rke2 };
+  const live = chosen?.process;
+  if (live && chosen) {
+    const trust = { level: chosen.level, why: chosen.why };
+    const found: Found = { args: argsFrom(live.argv.slice(1), `/proc/${live.pid}/cmdline`), editIn: rke2Config ?? manifest?.path ?? `/proc/${live.pid}/cmdline`, pid: live.pid, trust, ...rke2 };
     return manifest ? { ...found, manifest } : found;
   }
   if (manifest) return { args: manifest.args, editIn: rke2Config ?? manifest.path, manifest, ...rke2 };
@@ -142,8 +158,20 @@ function restartHint(found: Found, editIn: string): string {
   return 'then restart the component';
 }
 
-async function collectClient(host: HostRoot, facts: FactSet, prefix: string, component: Component, found: Found | undefined, defaults: [number, number]): Promise<void> {
-  facts.set(`${prefix}.present`, found !== undefined, found?.editIn ?? MANIFEST_DIRS.join(', '), found ? undefined : `no ${component} process, static pod manifest or k3s/rke2 server on this node`);
+/** `<prefix>.present`: inferred when only a process's name vouches for it; the processes not used, with why. */
+function setPresent(facts: FactSet, prefix: string, component: Component, { found, refused }: { found?: Found; refused: string[] }): void {
+  const ignored = refused.length > 0 ? `not used: ${refused.join('; ')}` : '';
+  if (!found) {
+    facts.set(`${prefix}.present`, false, MANIFEST_DIRS.join(', '), [`no ${component} process, static pod manifest, k3s/rke2 server or MicroK8s on this node`, ignored].filter(Boolean).join('; '));
+    return;
+  }
+  const detail = [found.trust?.why, ignored].filter(Boolean).join('; ');
+  facts.set(`${prefix}.present`, true, found.trust?.level === 'inferred' ? 'inferred' : found.editIn, detail || undefined);
+}
+
+async function collectClient(host: HostRoot, facts: FactSet, prefix: string, component: Component, lookup: { found?: Found; refused: string[] }, defaults: [number, number]): Promise<void> {
+  setPresent(facts, prefix, component, lookup);
+  const { found } = lookup;
   if (!found) return;
   const blocker = found.problem ?? (found.pid === undefined ? found.manifest?.error : undefined);
   if (blocker) {
@@ -173,8 +201,9 @@ async function collectClient(host: HostRoot, facts: FactSet, prefix: string, com
   facts.set(`${prefix}.qpsFix`, file ? withLine(fix, file, line, label) : fix, 'inferred');
 }
 
-async function collectApiserver(facts: FactSet, found: Found | undefined): Promise<void> {
-  facts.set('apiserver.present', found !== undefined, found?.editIn ?? MANIFEST_DIRS.join(', '));
+async function collectApiserver(facts: FactSet, lookup: { found?: Found; refused: string[] }): Promise<void> {
+  setPresent(facts, 'apiserver', 'kube-apiserver', lookup);
+  const { found } = lookup;
   if (!found) return;
   const blocker = found.problem ?? (found.pid === undefined ? found.manifest?.error : undefined);
   if (blocker) {
@@ -199,7 +228,7 @@ const controlPlaneLimitsCollector: Collector = {
   async collect({ host, facts }) {
     const processes = await listProcesses(host);
     const rancher = await detectRancher(host);
-    const find = (c: Component): Promise<Found | undefined> => findComponent(host, c, processes, rancher);
+    const find = (c: Component): Promise<{ found?: Found; refused: string[] }> => findComponent(host, c, processes, rancher);
     await collectClient(host, facts, 'scheduler', 'kube-scheduler', await find('kube-scheduler'), [50, 100]);
     await collectClient(host, facts, 'controllerManager', 'kube-controller-manager', await find('kube-controller-manager'), [20, 30]);
     await collectApiserver(facts, await find('kube-apiserver'));

@@ -5,7 +5,8 @@
 // spaces, `$VAR`/`${VAR}` expanded from the snap's environment (SNAP, SNAP_DATA, SNAP_COMMON).
 import path from 'node:path';
 import type { HostRoot } from '../host/host-root.ts';
-import { findProcesses, listProcesses, parseFlags, type HostProcess, type SourcedArg } from '../host/processes.ts';
+import { listProcesses, parseFlags, type HostProcess, type SourcedArg } from '../host/processes.ts';
+import { pickComponentProcess } from '../host/component-process.ts';
 import { oncePerScan } from '../host/per-scan.ts';
 
 export type Microk8sComponent = 'kubelet' | 'kube-scheduler' | 'kube-controller-manager' | 'kube-apiserver';
@@ -54,12 +55,14 @@ export function snapEnv(snapData: string): Record<string, string> {
   return { SNAP_DATA: snapData, SNAP_COMMON: '/var/snap/microk8s/common', SNAP: `/snap/microk8s/${revision}`, SNAP_NAME: 'microk8s' };
 }
 
-function kubeliteProcess(processes: HostProcess[]): HostProcess | undefined {
-  return findProcesses(processes, ['kubelite']).find((p) => !p.argv.slice(1).includes('--version'));
+/** kubelite, trusted as the components are: another user's process named kubelite never names the args files. */
+async function kubeliteProcess(host: HostRoot): Promise<HostProcess | undefined> {
+  const picked = await pickComponentProcess(host, await listProcesses(host), ['kubelite'], { accept: (p) => !p.argv.slice(1).includes('--version') });
+  return picked.chosen?.process;
 }
 
 async function detect(host: HostRoot): Promise<Microk8sInstall | undefined> {
-  const process = kubeliteProcess(await listProcesses(host));
+  const process = await kubeliteProcess(host);
   if (!process && !(await host.exists(`${SNAP_DATA_CURRENT}/args/kubelet`))) return undefined;
   const flags = parseFlags((process?.argv.slice(1) ?? []).map((text) => ({ text, origin: '' })), new Set(['start-control-plane']));
   const argsFiles = {} as Record<Microk8sComponent, string>;

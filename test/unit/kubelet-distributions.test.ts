@@ -69,3 +69,28 @@ test('a MicroK8s snapshot without processes: the args files under /var/snap/micr
   assert.equal(fact(facts, 'kubelet.version').value, '1.32.3', 'snap.yaml of the current revision');
   assert.equal(fact(facts, 'scheduler.present').value, true);
 });
+
+test('EKS AL2: --kubelet-extra-args in bootstrap.sh\'s 30-kubelet-extra-args.conf beat kubelet-config.json', async () => {
+  const facts = await factsOf('eks-al2-extra-args', [kubelet]);
+  const dropIn = '/etc/systemd/system/kubelet.service.d/30-kubelet-extra-args.conf';
+  assert.equal(fact(facts, 'kubelet.configFile').value, '/etc/kubernetes/kubelet/kubelet-config.json');
+  assert.deepEqual([fact(facts, 'kubelet.kubeAPIQPS').value, fact(facts, 'kubelet.kubeAPIBurst').value], [40, 80], 'not the JSON\'s 10/20');
+  assert.equal(fact(facts, 'kubelet.kubeAPIQPS').detail, `set in ${dropIn} (KUBELET_EXTRA_ARGS)`);
+  assert.equal(fact(facts, 'kubelet.maxPods').value, 58);
+  assert.equal(fact(facts, 'kubelet.serializeImagePulls').value, false);
+  assert.match(fact(facts, 'kubelet.eventRecordQPS').unknown ?? '', /version.*unknown/, 'no version on disk: unset fields are unknown, never a default');
+  assert.match(String(fact(facts, 'kubelet.qpsSetIn').value), /--kube-api-qps in \/etc\/systemd\/system\/kubelet\.service\.d\/30-kubelet-extra-args\.conf line 2, variable KUBELET_EXTRA_ARGS/);
+});
+
+test('EKS AL2023: nodeadm\'s --config-dir drop-in sets the limits; --config-dir bounds the version for the rest', async () => {
+  const facts = await factsOf('eks-al2023-nodeadm-dropin', [kubelet]);
+  const dropIn = '/etc/kubernetes/kubelet/config.json.d/00-nodeadm.conf';
+  assert.equal(fact(facts, 'kubelet.configFile').source, '/etc/eks/kubelet/environment (NODEADM_KUBELET_ARGS)');
+  assert.deepEqual(fact(facts, 'kubelet.configDropIns').value, [dropIn]);
+  assert.deepEqual([fact(facts, 'kubelet.kubeAPIQPS').value, fact(facts, 'kubelet.kubeAPIBurst').value], [100, 200]);
+  assert.equal(fact(facts, 'kubelet.kubeAPIQPS').source, dropIn);
+  assert.deepEqual([fact(facts, 'kubelet.registryPullQPS').value, fact(facts, 'kubelet.registryBurst').value], [20, 40]);
+  assert.equal(fact(facts, 'kubelet.maxParallelImagePulls').value, 4);
+  assert.equal(fact(facts, 'kubelet.eventRecordQPS').value, 50, 'the ≥ 1.28 default: --config-dir is its lower bound');
+  assert.match(fact(facts, 'kubelet.eventRecordQPS').detail ?? '', /--config-dir, which only kubelets from 1\.28 accept/);
+});

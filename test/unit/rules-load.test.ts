@@ -28,10 +28,10 @@ test('the bundled rules load without errors', async () => {
   const result = await loadRules([BUNDLED_RULES_DIR]);
   assert.deepEqual(result.errors, []);
   assert.deepEqual(result.rules.map((rule) => rule.id).sort(), [
-    'client-throttling', 'client-throttling-long-waits', 'cluster-events-split', 'controller-manager-api-qps', 'cpu-governor',
-    'csi-attacher-throttling', 'csi-provisioner-throttling', 'csi-resizer-throttling',
+    'cgroup-driver-mismatch', 'client-throttling', 'client-throttling-long-waits', 'cluster-events-split', 'containerd-concurrent-downloads',
+    'containerd-lazy-pulling', 'controller-manager-api-qps', 'cpu-governor', 'csi-attacher-throttling', 'csi-provisioner-throttling', 'csi-resizer-throttling',
     'etcd-backend-commit', 'etcd-disk-rotational', 'etcd-events-split', 'etcd-fsync-latency', 'etcd-io-priority',
-    'etcd-wal-fsync', 'image-pull-serialized', 'kernel-tick-rate', 'kubelet-api-qps', 'pod-startup-slo', 'scheduler-api-qps',
+    'etcd-wal-fsync', 'image-pull-serialized', 'kernel-tick-rate', 'kubelet-api-qps', 'kubelet-event-qps', 'kubelet-registry-pull-limit', 'pod-startup-slo', 'scheduler-api-qps',
     'tekton-attach-workspaces', 'tekton-controller-api-qps', 'tekton-rwo-without-affinity-assistant', 'tuned-profile', 'volume-attach',
   ]);
 });

@@ -6,11 +6,11 @@ import type { FlagMap } from '../../host/processes.ts';
 
 export type KubeletField =
   | 'kubeAPIQPS' | 'kubeAPIBurst' | 'eventRecordQPS' | 'eventBurst' | 'registryPullQPS' | 'registryBurst'
-  | 'serializeImagePulls' | 'maxParallelImagePulls' | 'maxPods';
+  | 'serializeImagePulls' | 'maxParallelImagePulls' | 'maxPods' | 'cgroupDriver';
 
 export const KUBELET_FIELDS: readonly KubeletField[] = [
   'kubeAPIQPS', 'kubeAPIBurst', 'eventRecordQPS', 'eventBurst', 'registryPullQPS', 'registryBurst',
-  'serializeImagePulls', 'maxParallelImagePulls', 'maxPods',
+  'serializeImagePulls', 'maxParallelImagePulls', 'maxPods', 'cgroupDriver',
 ];
 
 /** Config-file field → the kubelet flag that sets it (maxParallelImagePulls has no flag). */
@@ -23,6 +23,7 @@ export const FLAG_OF: Partial<Record<KubeletField, string>> = {
   registryBurst: 'registry-burst',
   serializeImagePulls: 'serialize-image-pulls',
   maxPods: 'max-pods',
+  cgroupDriver: 'cgroup-driver',
 };
 
 /** Kubelet flags that never take the following argument as their value. */
@@ -34,7 +35,9 @@ export const KUBELET_BOOLEAN_FLAGS: ReadonlySet<string> = new Set([
   'hairpin-mode-promiscuous', 'read-only-port-enabled', 'enable-load-reader', 'local-storage-capacity-isolation',
 ]);
 
-export type Setting = number | boolean | null;
+export type Setting = number | boolean | string | null;
+
+const CGROUP_DRIVERS = ['systemd', 'cgroupfs'];
 
 export interface Effective {
   value: Setting;
@@ -66,7 +69,9 @@ export function configLayerFrom(path: string, kind: ConfigLayer['kind'], text: s
     const record = doc as Record<string, unknown>;
     for (const field of KUBELET_FIELDS) {
       const raw = record[field];
-      if (typeof raw === 'number' || typeof raw === 'boolean') values[field] = raw;
+      if (field === 'cgroupDriver') {
+        if (typeof raw === 'string' && CGROUP_DRIVERS.includes(raw)) values[field] = raw;
+      } else if (typeof raw === 'number' || typeof raw === 'boolean') values[field] = raw;
       else if (raw === null && field === 'maxParallelImagePulls') values[field] = null;
     }
   }
@@ -76,7 +81,7 @@ export function configLayerFrom(path: string, kind: ConfigLayer['kind'], text: s
 /** Modern (≥ 1.27) or legacy defaults, or undefined when the version is not known well enough. */
 function defaultFor(field: KubeletField, hint: VersionHint): { value: Setting; era: string } | undefined {
   const fixed: Partial<Record<KubeletField, Setting>> = {
-    registryPullQPS: 5, registryBurst: 10, maxPods: 110, maxParallelImagePulls: null, serializeImagePulls: true,
+    registryPullQPS: 5, registryBurst: 10, maxPods: 110, maxParallelImagePulls: null, serializeImagePulls: true, cgroupDriver: 'cgroupfs',
   };
   if (field in fixed) return { value: fixed[field] as Setting, era: 'all versions' };
   const modern = (hint.minor ?? hint.atLeastMinor ?? 0) >= 27;
@@ -91,6 +96,7 @@ function defaultFor(field: KubeletField, hint: VersionHint): { value: Setting; e
 
 function flagSetting(field: KubeletField, raw: string): Setting | undefined {
   if (field === 'serializeImagePulls') return raw === 'true' ? true : raw === 'false' ? false : undefined;
+  if (field === 'cgroupDriver') return CGROUP_DRIVERS.includes(raw.trim()) ? raw.trim() : undefined;
   const value = Number(raw.trim());
   return raw.trim() !== '' && Number.isFinite(value) ? value : undefined;
 }
