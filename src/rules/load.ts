@@ -250,7 +250,7 @@ function describe(error: ErrorObject, extra: string | undefined, missing: string
 const KNOWN_KEYS = [
   'id', 'scope', 'title', 'category', 'severity', 'weight', 'params', 'appliesWhen', 'failsWhen', 'observed', 'expected',
   'message', 'evidence', 'remediation', 'references', 'fact', 'op', 'value', 'values', 'param', 'all', 'any', 'not',
-  'summary', 'text', 'commands', 'seed', 'url', 'note', 'disabled', 'rules', 'overrides', 'apiVersion', 'kind', 'facts',
+  'summary', 'staticSummary', 'text', 'commands', 'seed', 'url', 'note', 'disabled', 'rules', 'overrides', 'apiVersion', 'kind', 'facts',
 ];
 
 /** The closest known key, never the key itself (a known key in the wrong place is no typo). */
