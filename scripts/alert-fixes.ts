@@ -6,8 +6,8 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { renderValue } from '../src/rules/conditions.ts';
 import { loadRules, type LoadedRule } from '../src/rules/load.ts';
+import { staticFix } from '../src/rules/static-fix.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const FIX_TARGETS = [
@@ -16,12 +16,6 @@ export const FIX_TARGETS = [
 ];
 export const FIX_RECORD = 'node_tuning_advisor:rule_fix:info';
 const MARKER = '# Generated from rules/*.yaml by scripts/alert-fixes.ts (npm run alerts:fixes); do not edit below.';
-
-/** The fix without node-specific values: staticSummary, else the summary with its params' defaults. */
-export function staticFix(rule: LoadedRule): string {
-  const text = rule.remediation.staticSummary ?? rule.remediation.summary;
-  return text.replace(/\{\{\s*params\.([A-Za-z0-9_]+)\s*\}\}/g, (_, name: string) => renderValue(rule.params?.[name])).trim();
-}
 
 export function fixGroup(rules: LoadedRule[], indent: string): string {
   const lines = [

@@ -38,17 +38,7 @@ export function oneOf<T extends string>(flag: string, value: string | undefined,
   throw new UsageError(`${flag} must be one of ${allowed.join(', ')} (got "${value}")`);
 }
 
-/** Piped output is laid out for this many columns unless COLUMNS says otherwise. */
-export const PIPE_COLUMNS = 100;
-const MIN_COLUMNS = 40;
-
-/** The terminal's width on a TTY; else $COLUMNS; else `piped`. Never below 40: narrower, lines just wrap more. */
-export function terminalWidth(io: Io, piped = PIPE_COLUMNS): number {
-  const fromTerminal = io.stdout.isTTY === true ? io.stdout.columns : undefined;
-  const fromEnv = /^\d+$/.test(io.env.COLUMNS ?? '') ? Number(io.env.COLUMNS) : undefined;
-  const columns = fromTerminal || fromEnv || piped;
-  return Math.max(MIN_COLUMNS, columns);
-}
+export { PIPED_COLUMNS as PIPE_COLUMNS, terminalWidth } from '../text/width.ts';
 
 export function useColor(io: Io): boolean {
   return io.stdout.isTTY === true && !io.env.NO_COLOR && io.env.TERM !== 'dumb';

@@ -78,7 +78,8 @@ export function shortReason(message: string, maxBytes: number): string {
   for (let n = 2; n <= parts.length; n++) {
     const longer = head + parts.slice(0, n).join('').replace(/[,;:] $/, '');
     if (byteLength(longer) > maxBytes) break;
-    kept = longer;
+    // Never end on a fact's label whose reason (after its ": ") did not fit.
+    if (!(parts[n - 1] as string).endsWith(': ')) kept = longer;
   }
   return byteLength(kept) <= maxBytes ? kept : truncateBytes(kept, maxBytes);
 }

@@ -49,8 +49,6 @@ Exit codes: 0 nothing failed at or above --fail-on; 1 something did;
 `;
 
 const OUTPUTS = ['table', 'json', 'yaml', 'markdown'] as const;
-/** The cluster table's width when piped (into a ticket, a CI log) and $COLUMNS is not set. */
-const PIPED_COLUMNS = 80;
 const FAIL_ON = ['warning', 'critical', 'never'] as const;
 const RANK: Record<Severity, number> = { info: 0, warning: 1, critical: 2 };
 
@@ -136,7 +134,7 @@ export async function reportCommand(args: string[], io: Io): Promise<number> {
     const { summary, fleet, cluster, api: used } = report;
     await stream.finish({ summary, fleet, cluster, api: used });
   } else if (output === 'markdown') io.stdout.write(renderClusterMarkdown(report));
-  else io.stdout.write(renderClusterTable(report, { width: terminalWidth(io, PIPED_COLUMNS), color: useColor(io), verbose: values.verbose === true }));
+  else io.stdout.write(renderClusterTable(report, { width: terminalWidth(io), color: useColor(io), verbose: values.verbose === true }));
   progress?.done(report.api, performance.now() - started);
   return clusterExitCode(report, flags.failOn);
 }
