@@ -1,6 +1,7 @@
 // What a command needs from the process, passed in so tests can capture it.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { InputError } from '../input-error.ts';
+import { didYouMean } from '../text/suggest.ts';
 
 export interface Io {
   stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
@@ -28,7 +29,10 @@ export function parseFlags<T extends Options>(args: string[], options: T, comman
     return parseArgs({ args, options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
   } catch (error) {
     const message = (error as Error).message.replace(/\. To specify a positional argument.*$/s, '');
-    throw new UsageError(`${message}\nRun "node-tuning-advisor ${command} --help" for the flags it takes.`);
+    const unknown = /^Unknown option '(--?[^']+)'/.exec(message)?.[1];
+    const known = [...Object.keys(options), 'help'].map((name) => `--${name}`);
+    const hint = unknown?.startsWith('--') ? didYouMean(unknown, known) : '';
+    throw new UsageError(`${message}${hint}\nRun "node-tuning-advisor ${command} --help" for the flags it takes.`);
   }
 }
 

@@ -7,6 +7,7 @@ import { referenceText } from '../../publish/text.ts';
 import type { EffectiveRule } from '../../rules/engine.ts';
 import type { Finding } from '../../report/types.ts';
 import { loadRuleSet } from '../../rules/rule-set.ts';
+import { didYouMean } from '../../text/suggest.ts';
 import { runScan } from '../../scan.ts';
 import { EXIT_INPUT, EXIT_OK, oneOf, parseFlags, terminalWidth, UsageError, useColor, type Io } from '../io.ts';
 import { describeCondition, RULES_USAGE, selectionFlags } from './rules.ts';
@@ -60,8 +61,9 @@ export async function explainCommand(args: string[], io: Io): Promise<number> {
     return values.help ? EXIT_OK : EXIT_INPUT;
   }
   const selection = { ruleLocations: values.rules ?? [], bundledRules: !values['no-bundled-rules'] };
-  const rule = (await loadRuleSet(selection)).find((candidate) => candidate.id === positionals[0]);
-  if (!rule) throw new UsageError(`no rule "${positionals[0]}"; see: node-tuning-advisor rules list`);
+  const rules = await loadRuleSet(selection);
+  const rule = rules.find((candidate) => candidate.id === positionals[0]);
+  if (!rule) throw new UsageError(`no rule "${positionals[0]}"${didYouMean(positionals[0] as string, rules.map((r) => r.id))}; see: node-tuning-advisor rules list`);
   const output = oneOf('--output', values.output, ['text', 'json', 'yaml'] as const, 'text');
   const width = terminalWidth(io);
   const hostRoot = values['host-root'];

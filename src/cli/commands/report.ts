@@ -24,7 +24,7 @@ nodes by role, then the cluster-scope checks (Tekton, CSI sidecars, Events split
 
 Flags:
 ${KUBE_FLAGS_USAGE}  -l, --selector SEL     only nodes matching this label selector (e.g. node-role.kubernetes.io/worker)
-  -o, --output FORMAT    table (default: fits the terminal, 80 columns when piped), markdown,
+  -o, --output FORMAT    table (default: fits the terminal, 100 columns when piped), markdown,
                          json or yaml (every node, streamed as it is read)
   -v, --verbose          table: the cluster checks' evidence, full fix and references
   --limit N              nodes listed one by one, worst first (default ${DEFAULT_LIMIT}); the rest grouped

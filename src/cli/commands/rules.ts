@@ -6,6 +6,7 @@ import { isLeaf } from '../../rules/validate.ts';
 import { factsIn, renderValue } from '../../rules/conditions.ts';
 import { displayWidth, hang, padEnd } from '../../publish/terminal/layout.ts';
 import { staticFix } from '../../rules/static-fix.ts';
+import { didYouMean } from '../../text/suggest.ts';
 import type { EffectiveRule } from '../../rules/engine.ts';
 import { EXIT_INPUT, EXIT_OK, oneOf, parseFlags, terminalWidth, UsageError, type Io } from '../io.ts';
 
@@ -19,6 +20,8 @@ Flags (list, explain):
   --rules PATH          extra rule directory or file, repeatable
   --no-bundled-rules    only the --rules given
   -o, --output FORMAT   list: table (default), json, yaml; explain: text (default), json, yaml
+  --host-root DIR       explain: also the rule's finding on the host tree at DIR
+  -h, --help            this help
 `;
 
 export const selectionFlags = {
@@ -35,7 +38,7 @@ export async function rulesCommand(args: string[], io: Io): Promise<number> {
     io.stdout.write(RULES_USAGE);
     return EXIT_OK;
   }
-  throw new UsageError(`unknown rules subcommand "${sub}": use lint or list`);
+  throw new UsageError(`unknown rules subcommand "${sub}"${didYouMean(sub, ['lint', 'list'])}: use lint or list`);
 }
 
 async function lint(args: string[], io: Io): Promise<number> {
