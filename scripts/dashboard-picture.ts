@@ -16,7 +16,7 @@ export const DASHBOARD = path.join(ROOT, 'manifests/dashboard/node-tuning-adviso
 export const ALERTS = path.join(ROOT, 'manifests/prometheus/alerts.yaml');
 export const PICTURE = path.join(ROOT, 'docs/dashboard.png');
 export const PICTURE_WIDTH = 1400;
-export const PICTURE_HEIGHT = 1360;
+export const PICTURE_HEIGHT = 1600;
 const ROW_PX = 30;
 
 interface Panel { type: string; title: string; gridPos: { x: number; y: number; w: number; h: number }; targets?: { expr: string; legendFormat?: string }[] }
