@@ -7,7 +7,7 @@ import { failingRules, type NodeRow } from '../cluster/nodes.ts';
 import type { Severity } from '../report/types.ts';
 import { countLines, failBlock, idColumn, painter, unknownBlock, unknownGroups, type Layout } from './terminal/findings.ts';
 import { displayWidth, hang, row } from './terminal/layout.ts';
-import { describeEvidence, STATUS_LABEL, summaryLine } from './text.ts';
+import { describeEvidence, referenceText, STATUS_LABEL, summaryLine } from './text.ts';
 
 const TAG: Record<Severity, string> = { critical: 'CRIT', warning: 'WARN', info: 'INFO' };
 
@@ -126,7 +126,7 @@ export function renderClusterMarkdown(report: ClusterReport): string {
     lines.push('', `### ${STATUS_LABEL[f.status]} \`${f.ruleId}\` — ${f.title}`, '', f.message, '', '**Evidence**', '', ...f.evidence.map((e) => `- ${cell(describeEvidence(e))}`));
     if (f.status === 'fail') {
       lines.push('', `**Fix**: ${f.remediation.summary}. ${f.remediation.text}`, ...(f.remediation.commands.length > 0 ? ['', '```sh', ...f.remediation.commands, '```'] : []));
-      lines.push('', `References: ${f.references.map((r) => r.seed ?? r.url ?? r.note ?? '').join(', ')}`);
+      lines.push('', `References: ${f.references.map(referenceText).join(', ')}`);
     }
   }
   return `${lines.join('\n')}\n`;

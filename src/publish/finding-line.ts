@@ -82,7 +82,8 @@ export function shortReason(message: string, maxBytes: number): string {
     joined += parts[n] as string;
     const longer = joined.replace(/[,;:] $/, '');
     if (byteLength(longer) > maxBytes) break;
-    kept = longer;
+    // Never end on a fact's label whose reason (after its ": ") did not fit.
+    if (!(parts[n - 1] as string).endsWith(': ')) kept = longer;
   }
   return byteLength(kept) <= maxBytes ? kept : truncateBytes(kept, maxBytes);
 }

@@ -3,14 +3,14 @@
 // the finite rule set, components from a fixed list, info-label values are capped in length and count.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
 import type { Fact } from '../facts/fact-set.ts';
-import type { Report } from '../report/types.ts';
+import type { FindingStatus, Report } from '../report/types.ts';
 import { STARTUP_PHASES } from '../workload/snapshot.ts';
 import { oneLine } from '../text/controls.ts';
 import { truncateBytes } from './text-bytes.ts';
 
 const P = 'node_tuning_advisor_';
-/** The short fix as a label, for alert text: `rules lint` keeps it to a finding line's tail. */
-const MAX_FIX_BYTES = 120;
+/** Every status a rule can have: node_tuning_advisor_finding_status has one series per rule and status (one-hot). */
+const STATUSES: readonly FindingStatus[] = ['fail', 'unknown', 'pass', 'not-applicable'];
 const COMPONENTS: Record<string, string> = {
   kubelet: 'kubelet',
   scheduler: 'kube-scheduler',
@@ -92,14 +92,22 @@ export function createAgentMetrics(version: string): AgentMetrics {
     name: `${P}score`, help: 'Tuning score of this node, 0-100 (100 = nothing to fix).', registers,
     collect() { if (report) this.set(report.score); },
   });
+  // No free text in labels: the fix comes from the rule set (recording rule node_tuning_advisor:rule_fix:info in the alerts).
   new Gauge({
-    name: `${P}finding`, help: 'Rule status on this node: 1 = failing, 0 = not failing; fix: the rule\'s short fix.',
-    labelNames: ['rule', 'severity', 'category', 'fix'], registers,
+    name: `${P}finding`, help: 'Rule status on this node: 1 = failing, 0 = not failing (unknown included: see node_tuning_advisor_finding_status).',
+    labelNames: ['rule', 'severity', 'category'], registers,
+    collect() {
+      this.reset();
+      for (const f of report?.findings ?? []) this.set({ rule: f.ruleId, severity: f.severity, category: f.category }, f.status === 'fail' ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: `${P}finding_status`, help: 'Rule status on this node, one series per status (fail, unknown, pass, not-applicable): 1 for the current one.',
+    labelNames: ['rule', 'severity', 'category', 'status'], registers,
     collect() {
       this.reset();
       for (const f of report?.findings ?? []) {
-        const fix = truncateBytes(oneLine(f.remediation.summary), MAX_FIX_BYTES);
-        this.set({ rule: f.ruleId, severity: f.severity, category: f.category, fix }, f.status === 'fail' ? 1 : 0);
+        for (const status of STATUSES) this.set({ rule: f.ruleId, severity: f.severity, category: f.category, status }, f.status === status ? 1 : 0);
       }
     },
   });

@@ -11,6 +11,7 @@ import { fileTypeOf } from '../host/read-failure.ts';
 import { validateRuleFile } from './file-validator.ts';
 import { knownRuleFile } from './known-rule-files.ts';
 import type { RuleDefinition, RuleOverride } from './schema.ts';
+import { didYouMean } from '../text/suggest.ts';
 import { factsIn } from './conditions.ts';
 import { crossFileErrors, ruleErrors } from './validate.ts';
 
@@ -250,27 +251,12 @@ function describe(error: ErrorObject, extra: string | undefined, missing: string
 const KNOWN_KEYS = [
   'id', 'scope', 'title', 'category', 'severity', 'weight', 'params', 'appliesWhen', 'failsWhen', 'observed', 'expected',
   'message', 'evidence', 'remediation', 'references', 'fact', 'op', 'value', 'values', 'param', 'all', 'any', 'not',
-  'summary', 'text', 'commands', 'seed', 'url', 'note', 'disabled', 'rules', 'overrides', 'apiVersion', 'kind', 'facts',
+  'summary', 'staticSummary', 'text', 'commands', 'seed', 'url', 'note', 'disabled', 'rules', 'overrides', 'apiVersion', 'kind', 'facts',
 ];
 
 /** The closest known key, never the key itself (a known key in the wrong place is no typo). */
 function suggestion(key: string): string {
-  const close = KNOWN_KEYS.map((known) => ({ known, distance: editDistance(key.toLowerCase(), known.toLowerCase()) }))
-    .filter(({ distance, known }) => distance <= 2 && known !== key)
-    .sort((a, b) => a.distance - b.distance)[0];
-  return close ? ` (did you mean "${close.known}"?)` : '';
-}
-
-export function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min((previous[j] as number) + 1, (current[j - 1] as number) + 1, (previous[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    previous = current;
-  }
-  return previous[b.length] as number;
+  return didYouMean(key, KNOWN_KEYS, 2);
 }
 
 function positionOf(doc: Document, lines: LineCounter, segments: (string | number)[]): { line: number; col: number } {

@@ -46,7 +46,8 @@ export interface RuleDefinition {
   expected: string;
   message: string;
   evidence?: string[];
-  remediation: { summary: string; text: string; commands?: string[] };
+  /** staticSummary: the summary without node-specific facts, for static places (the alerts' fix map). */
+  remediation: { summary: string; staticSummary?: string; text: string; commands?: string[] };
   references: RuleReference[];
   /**
    * Not written in a rule: the loader copies the labels of the facts this rule reads from its file's
@@ -133,6 +134,7 @@ const rule = {
       properties: {
         // The fix in a few words; validate.ts checks it is one line and fits a finding line.
         summary: { type: 'string', minLength: 1 },
+        staticSummary: { type: 'string', minLength: 1, maxLength: 100, pattern: '^[^\\n]+$' },
         text: { type: 'string', minLength: 1 },
         commands: { type: 'array', items: { type: 'string' } },
       },

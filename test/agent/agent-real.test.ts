@@ -122,6 +122,23 @@ describe('the agent on the real control plane', realServerTier(), () => {
     assert.match(resolved[0].message, /kernel-tick-rate passes now: CONFIG_HZ=1000/);
   });
 
+  test('an info rule that starts failing is a Normal Event, a warning one a Warning (issue 24)', async () => {
+    const since = (await byAgent(0)).length;
+    const withInfo = (): Report => {
+      const r = seedReport();
+      r.findings.push(finding('image-pull-serialized', 'fail', { severity: 'info', category: 'api-client', observed: 'serializeImagePulls true' }));
+      return r;
+    };
+    const run = runAgent(kubeconfig, withInfo, { ...REAL, stopAfterScans: 3 });
+    assert.equal(await run.result, 0, run.logs.join('\n'));
+    // The previous test left kernel-tick-rate passing: it fails again here (warning) beside the new info rule.
+    assert.deepEqual(summary((await byAgent(since)).filter(isWrite)), ['patch nodes/worker-1 200', 'create events 201', 'create events 201']);
+    const events = (await cp.must('GET', '/api/v1/namespaces/default/events')).items;
+    const typeOf = (rule: string) => events.filter((e: any) => e.reason === 'TuningRecommendation' && e.message.includes(` ${rule}: `)).map((e: any) => e.type);
+    assert.deepEqual(typeOf('image-pull-serialized'), ['Normal']);
+    assert.deepEqual(typeOf('kernel-tick-rate'), ['Warning', 'Warning'], 'the first publish and this one');
+  });
+
   test('the workload watches see the pods on the node, CSIDriver objects and this node\'s CSINode', async () => {
     await cp.must('POST', '/apis/storage.k8s.io/v1/csidrivers', { apiVersion: 'storage.k8s.io/v1', kind: 'CSIDriver', ...csiDriver('attach.example.com', true) });
     await cp.must('POST', '/apis/storage.k8s.io/v1/csidrivers', { apiVersion: 'storage.k8s.io/v1', kind: 'CSIDriver', ...csiDriver('nfs.example.com', false) });

@@ -98,13 +98,19 @@ test('probe fsync on a terminal shows a progress line while it writes, within th
 });
 
 test('rules list, explain RULE --host-root and report fit an 80-column terminal too', async (t) => {
-  const list = await cliInTerminal(t, ['rules', 'list'], 80);
-  if (!list) return;
-  for (const line of list.lines) assert.ok(columnsOf(line) <= 80, line);
-  const rules = JSON.parse((await runCli(['rules', 'list', '-o', 'json'])).stdout) as { id: string; remediation: { summary: string } }[];
-  for (const rule of rules) assert.ok(list.lines.some((l) => l.startsWith(`${rule.id} `)), rule.id);
-  const flowing = list.lines.join(' ').replace(/\s+/g, ' ');
-  for (const rule of rules) assert.ok(flowing.includes(`— fix: ${rule.remediation.summary}`), rule.id);
+  const rules = JSON.parse((await runCli(['rules', 'list', '-o', 'json'])).stdout) as { id: string; scope?: string; category: string; remediation: { summary: string; staticSummary?: string } }[];
+  for (const columns of [80, 100, 60]) {
+    const list = await cliInTerminal(t, ['rules', 'list'], columns);
+    if (!list) return;
+    for (const line of list.lines) assert.ok(columnsOf(line) <= columns, line);
+    // No id or word split (issue 24: "clust"/"er" at 80 and 100 columns): each id starts a line whole, each scope and category is a whole word.
+    for (const rule of rules) assert.ok(list.lines.some((l) => l === rule.id || l.startsWith(`${rule.id} `)), `${rule.id} at ${columns}`);
+    const words = new Set(list.lines.flatMap((l) => l.split(/\s+/)));
+    for (const rule of rules) for (const word of [rule.scope ?? 'node', rule.category]) assert.ok(words.has(word), `${word} whole at ${columns}`);
+    const flowing = list.lines.join(' ').replace(/\s+/g, ' ');
+    assert.doesNotMatch(flowing, /\{\{/, 'templates rendered');
+    for (const rule of rules) assert.ok(flowing.includes(`— fix: ${rule.remediation.staticSummary ?? rule.remediation.summary}`), rule.id);
+  }
 
   const host = await linkedFixture(t, 'seed-000-before');
   const explain = await cliInTerminal(t, ['explain', 'kubelet-api-qps', '--host-root', host], 80);

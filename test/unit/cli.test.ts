@@ -31,7 +31,7 @@ test('table output: score and counts, then per failing rule found → want, why 
   assert.match(verbose, /^ {9}\$ tuned-adm profile throughput-performance$/m);
   assert.match(verbose, /^ {2}facts {2}cpu\.\w+ = /m);
   assert.match(verbose, /^ {9}cpu\.governor = powersave \(/m);
-  assert.match(verbose, /^ {2}refs {3}seed 001_eee4498a48695f45\.txt$/m);
+  assert.match(verbose, /^ {2}refs {3}field report 001 \(docs\/field-reports\.md\)$/m);
   const all = (await runCli(['scan', '--host-root', fixtureHost('intel-pstate-epp-power'), '--all'])).stdout;
   assert.match(all, /^N\/A {6}warning {3}tuned-profile/m);
   assert.doesNotMatch(all, /^not applicable/m);

@@ -21,8 +21,12 @@ Flags:
   --output FORMAT      text (default) or json
   -h, --help           this help
 
-Exit codes: 0 measured; 1 the probe could not run (full or read-only filesystem, no permission …); 2 bad flags.
+Exit codes: 0 measured; 1 the probe could not run (full or read-only filesystem, no permission …);
+2 bad flags (unknown flag, bad size, a --dir that does not exist, is not a directory or others may change).
 `;
+
+/** A --dir or --size the user must change (missing, not a directory, others may write there, inside member/): exit 2. */
+const BAD_INPUT_CODES = new Set(['ENOENT', 'ENOTDIR', 'EUNSAFE', 'EINVAL']);
 
 const UNITS: Record<string, number> = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 };
 
@@ -80,7 +84,7 @@ export async function probeCommand(args: string[], io: ProbeIo): Promise<number>
   else if (result.ok) io.stdout.write(formatProbeText(terminalSafe(result), width));
   if (!result.ok) {
     io.stderr.write(formatProbeText(terminalSafe(result), width));
-    return EXIT_FINDINGS;
+    return BAD_INPUT_CODES.has(result.code) ? EXIT_INPUT : EXIT_FINDINGS;
   }
   return EXIT_OK;
 }
