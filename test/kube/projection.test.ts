@@ -25,7 +25,8 @@ function project(value: unknown, shape: Shape): unknown {
         if (sub === undefined) continue;
         if (own === undefined) rest += 1;
         const kept = project(v, sub);
-        if (kept !== undefined) out[key] = kept;
+        // defineProperty, as JSON.parse does: `out[key] =` with key __proto__ would set the prototype.
+        if (kept !== undefined) Object.defineProperty(out, key, { value: kept, enumerable: true, writable: true, configurable: true });
       }
       return out;
     }

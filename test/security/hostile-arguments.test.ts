@@ -41,28 +41,33 @@ test('shortReason on long hostile strings: bounded output, done within the cap',
 });
 
 // In a PID namespace of its own (with its own /proc) the attacker's kube-scheduler is the only one:
-// the real ones of other control planes on the machine cannot win the lookup.
+// the real ones of other control planes on the machine cannot win the lookup. $1 is the value, $2
+// the user: a nobody's process is refused as a component (issue 22 item 9), so only root's (bash,
+// root's binary under another name) reaches the text the value would blow up.
 const IN_NAMESPACE = `
-setpriv --reuid ${NOBODY} --regid ${NOBODY} --clear-groups -- bash -c 'exec -a kube-scheduler bash -c "sleep 120; :" "$0" "$1"' "--kube-api-qps=$1" "--kube-api-burst=$1" &
+as=""; [ "$2" = nobody ] && as="setpriv --reuid ${NOBODY} --regid ${NOBODY} --clear-groups --"
+$as bash -c 'exec -a kube-scheduler bash -c "sleep 120; :" "$0" "$1"' "--kube-api-qps=$1" "--kube-api-burst=$1" &
 until grep -qs -- --kube-api-qps /proc/[0-9]*/cmdline; do sleep 0.05; done
-shift
+shift 2
 exec "$@"`;
 
-test('a root scan with a nobody\'s kube-scheduler --kube-api-qps=x (a) (a)… ends, and quotes a bounded value', { timeout: 90_000 }, async (t) => {
-  const setpriv = requireTool(t, 'setpriv', 'util-linux');
-  const unshare = requireTool(t, 'unshare', 'util-linux');
-  if (!setpriv || !unshare) return;
-  if (process.getuid?.() !== 0) return t.skip('needs root: a PID namespace with its own /proc, and a root scan');
-  const value = `x${' (a)'.repeat(12_000)}`;
-  const scan = spawn(unshare, ['--pid', '--fork', '--kill-child', '--mount-proc', '--', 'bash', '-c', IN_NAMESPACE, 'attack', value,
-    process.execPath, path.join(REPO, 'bin/node-tuning-advisor.js'), 'scan', '--fail-on', 'never'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  scan.stdout.on('data', (d: Buffer) => { out += d.toString(); });
-  scan.stderr.on('data', (d: Buffer) => { out += d.toString(); });
-  const timer = setTimeout(() => scan.kill('SIGKILL'), CAP_MS * 2);
-  const code = await new Promise<number | null>((resolve) => scan.once('exit', (c) => resolve(c)));
-  clearTimeout(timer);
-  assert.equal(code, 0, `the scan did not end by itself within ${CAP_MS * 2 / 1000} s (killed) or failed:\n${out.slice(-2000)}`);
-  assert.match(out, /kube-api-qps=x \(a/, `the scan saw the argument and said so:\n${out}`);
-  assert.doesNotMatch(out, /( \(a\)){40}/, 'no more of the value than a bounded quote');
-});
+for (const user of ['nobody', 'root'] as const) {
+  test(`a root scan with ${user}'s kube-scheduler --kube-api-qps=x (a) (a)… ends${user === 'root' ? ', and quotes a bounded value' : ' (the process is refused)'}`, { timeout: 90_000 }, async (t) => {
+    const setpriv = requireTool(t, 'setpriv', 'util-linux');
+    const unshare = requireTool(t, 'unshare', 'util-linux');
+    if (!setpriv || !unshare) return;
+    if (process.getuid?.() !== 0) return t.skip('needs root: a PID namespace with its own /proc, and a root scan');
+    const value = `x${' (a)'.repeat(12_000)}`;
+    const scan = spawn(unshare, ['--pid', '--fork', '--kill-child', '--mount-proc', '--', 'bash', '-c', IN_NAMESPACE, 'attack', value, user,
+      process.execPath, path.join(REPO, 'bin/node-tuning-advisor.js'), 'scan', '--fail-on', 'never'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    scan.stdout.on('data', (d: Buffer) => { out += d.toString(); });
+    scan.stderr.on('data', (d: Buffer) => { out += d.toString(); });
+    const timer = setTimeout(() => scan.kill('SIGKILL'), CAP_MS * 2);
+    const code = await new Promise<number | null>((resolve) => scan.once('exit', (c) => resolve(c)));
+    clearTimeout(timer);
+    assert.equal(code, 0, `the scan did not end by itself within ${CAP_MS * 2 / 1000} s (killed) or failed:\n${out.slice(-2000)}`);
+    if (user === 'root') assert.match(out, /kube-api-qps=x \(a/, `the scan saw the argument and said so:\n${out}`);
+    assert.doesNotMatch(out, /( \(a\)){40}/, 'no more of the value than a bounded quote');
+  });
+}
