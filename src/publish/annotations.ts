@@ -5,7 +5,7 @@ import { SEVERITIES, type Finding, type FindingStatus, type Report, type Severit
 import { renderFactTokens } from './summary-facts.ts';
 import { findingLine, MAX_LINE_BYTES } from './finding-line.ts';
 import { oneLine } from '../text/controls.ts';
-import { byteLength, truncateBytes } from './text-bytes.ts';
+import { byteLength, truncateBytes } from '../text/bytes.ts';
 import { byCodePoint } from '../order.ts';
 
 export const ANNOTATION_PREFIX = 'node-tuning-advisor.io/';

@@ -4,7 +4,7 @@ import type { EventObject } from '../kube/objects.ts';
 import type { Finding, Report, Severity } from '../report/types.ts';
 import { findingLine } from './finding-line.ts';
 import { oneLine } from '../text/controls.ts';
-import { truncateBytes } from './text-bytes.ts';
+import { truncateBytes } from '../text/bytes.ts';
 import { byCodePoint } from '../order.ts';
 
 export const REPORTING_COMPONENT = 'node-tuning-advisor';

@@ -4,7 +4,7 @@
 // When the line is too long, "; want …" goes first, then the observed value is cut; the fix never is.
 import type { Finding, Severity } from '../report/types.ts';
 import { oneLine } from '../text/controls.ts';
-import { byteLength, truncateBytes } from './text-bytes.ts';
+import { byteLength, truncateBytes } from '../text/bytes.ts';
 
 /** kubectl describe cuts each line of a multi-line annotation value after 138 bytes. */
 export const MAX_LINE_BYTES = 138;

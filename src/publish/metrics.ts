@@ -6,7 +6,7 @@ import type { Fact } from '../facts/fact-set.ts';
 import type { FindingStatus, Report } from '../report/types.ts';
 import { STARTUP_PHASES } from '../workload/snapshot.ts';
 import { oneLine } from '../text/controls.ts';
-import { truncateBytes } from './text-bytes.ts';
+import { truncateBytes } from '../text/bytes.ts';
 
 const P = 'node_tuning_advisor_';
 /** Every status a rule can have: node_tuning_advisor_finding_status has one series per rule and status (one-hot). */

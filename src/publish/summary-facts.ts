@@ -6,7 +6,7 @@
 // Pure: no I/O. `?` = the agent could not tell (its report says why), `-` = none; a setting the scan
 // did not produce (no scheduler on a worker) is left out. No timestamps: it changes only when a setting does.
 import type { Fact, FactValue } from '../facts/fact-set.ts';
-import { byteLength, truncateBytes } from './text-bytes.ts';
+import { byteLength, truncateBytes } from '../text/bytes.ts';
 
 /** Under the advisor's annotation prefix (node-tuning-advisor.io/); spelled out to keep this module free of cycles. */
 const SUMMARY_KEY = 'node-tuning-advisor.io/summary';

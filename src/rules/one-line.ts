@@ -3,7 +3,7 @@
 // typical values and reject one whose line would be cut.
 import { entryLine } from '../publish/annotations.ts';
 import { MAX_LINE_BYTES, SEVERITY_TAG, shortestLine } from '../publish/finding-line.ts';
-import { byteLength } from '../publish/text-bytes.ts';
+import { byteLength } from '../text/bytes.ts';
 import { renderValue } from './conditions.ts';
 import type { RuleDefinition } from './schema.ts';
 import type { PathError } from './validate.ts';

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { REPORT_KEY } from '../../src/publish/annotations.ts';
-import { byteLength } from '../../src/publish/text-bytes.ts';
+import { byteLength } from '../../src/text/bytes.ts';
 import { runAgent } from '../helpers/agent-harness.ts';
 import { ControlPlane, realServerTier } from '../helpers/control-plane.ts';
 import { fixtureHost } from '../helpers/fixtures.ts';

@@ -6,7 +6,7 @@ import {
   parseAnnotations, renderAnnotations, totalBytes,
 } from '../../src/publish/annotations.ts';
 import { transitions } from '../../src/publish/events.ts';
-import { byteLength, truncateBytes } from '../../src/publish/text-bytes.ts';
+import { byteLength, truncateBytes } from '../../src/text/bytes.ts';
 import type { Finding, FindingStatus, Severity } from '../../src/report/types.ts';
 import { finding, report, seedReport } from '../helpers/reports.ts';
 

@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import type { Fact } from '../../src/facts/fact-set.ts';
 import { MAX_TOTAL_BYTES, SUMMARY_KEY, renderAnnotations, renderSummary, totalBytes } from '../../src/publish/annotations.ts';
 import { PUBLISHED_FACTS, parseSummaryFacts, renderFactTokens } from '../../src/publish/summary-facts.ts';
-import { byteLength } from '../../src/publish/text-bytes.ts';
+import { byteLength } from '../../src/text/bytes.ts';
 import { seedReport } from '../helpers/reports.ts';
 
 const facts: Record<string, Fact> = {
