@@ -7,7 +7,7 @@ import { KubeClient } from '../kube/client.ts';
 import { Informer, type InformerOptions } from '../kube/informer.ts';
 import type { EventObject, KubeObject, NodeObject } from '../kube/objects.ts';
 import { CSIDRIVERS, CSINODES, EVENTS, NODES, PODS, type ResourceRef } from '../kube/resources.ts';
-import type { AnnotationPatch } from '../publish/annotations.ts';
+import type { AnnotationPatch } from '../wire/annotations.ts';
 import { POD_FIELDS } from '../workload/pod-view.ts';
 import type { AgentMetrics } from '../publish/metrics.ts';
 

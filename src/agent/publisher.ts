@@ -9,7 +9,7 @@ import { KubeError } from '../kube/errors.ts';
 import type { EventObject, NodeObject } from '../kube/objects.ts';
 import type { Report } from '../report/types.ts';
 import type { WriteApi } from './api.ts';
-import { diffAnnotations, failingRulesOnNode, renderAnnotations, type AnnotationPatch } from '../publish/annotations.ts';
+import { diffAnnotations, failingRulesOnNode, renderAnnotations, type AnnotationPatch } from '../wire/annotations.ts';
 import { eventObject, transitions } from '../publish/events.ts';
 
 

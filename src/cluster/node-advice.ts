@@ -1,7 +1,7 @@
 // `describe NODE`: one node as its agent published it — the annotations (score, findings, the
 // machine-readable report) and the Events the agent wrote about the Node — in two read requests:
 // GET the Node, LIST the agent's Events on it in the namespace the agent writes them to.
-import { FINDINGS_KEY, parseAnnotations, type AnnotatedReport } from '../publish/annotations.ts';
+import { FINDINGS_KEY, parseAnnotations, type AnnotatedReport } from '../wire/annotations.ts';
 import { EVENT_NAMESPACE, REPORTING_COMPONENT } from '../publish/events.ts';
 import { oneLine } from '../text/controls.ts';
 import { InputError } from '../input-error.ts';

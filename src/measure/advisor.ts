@@ -2,7 +2,7 @@
 // annotation, and the settings the field reports changed (the tokens of the summary annotation). Scheduler and
 // controller-manager limits live on control-plane nodes: a worker's own agent has none, so they come
 // from the control-plane nodes' annotations. Anything not published is `unknown` with the reason.
-import { parseAnnotations } from '../publish/annotations.ts';
+import { parseAnnotations } from '../wire/annotations.ts';
 import { PUBLISHED_FACTS, parseSummaryFacts, type PublishedFact } from '../publish/summary-facts.ts';
 
 type Obj = Record<string, any>;

@@ -1,7 +1,7 @@
 // A rule's short fix (remediation.summary) is written for the places that have one line: the
 // findings annotation, Events, the terminal's default view. These checks render the rule with
 // typical values and reject one whose line would be cut.
-import { entryLine } from '../publish/annotations.ts';
+import { entryLine } from '../wire/annotations.ts';
 import { MAX_LINE_BYTES, SEVERITY_TAG, shortestLine } from '../publish/finding-line.ts';
 import { byteLength } from '../text/bytes.ts';
 import { renderValue } from './conditions.ts';

@@ -5,7 +5,7 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
-import { renderAnnotations, SUMMARY_KEY, ANNOTATION_PREFIX } from '../../src/publish/annotations.ts';
+import { renderAnnotations, SUMMARY_KEY, ANNOTATION_PREFIX } from '../../src/wire/annotations.ts';
 import { FakeApiServer } from '../helpers/fake-apiserver.ts';
 import { runAgent } from '../helpers/agent-harness.ts';
 import { seedReport } from '../helpers/reports.ts';

@@ -6,7 +6,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { PassThrough } from 'node:stream';
 import { main } from '../../src/cli/main.ts';
-import { ANNOTATION_PREFIX, SUMMARY_KEY } from '../../src/publish/annotations.ts';
+import { ANNOTATION_PREFIX, SUMMARY_KEY } from '../../src/wire/annotations.ts';
 import { FakeApiServer } from '../helpers/fake-apiserver.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/node-tuning-advisor.js', import.meta.url));

@@ -15,7 +15,7 @@ import { runAgent } from '../helpers/agent-harness.ts';
 import { REPO } from '../helpers/manifests.ts';
 import { csiDriver, csiNode } from '../helpers/pods.ts';
 import { finding, seedReport } from '../helpers/reports.ts';
-import { ANNOTATION_PREFIX, SUMMARY_KEY, renderAnnotations } from '../../src/publish/annotations.ts';
+import { ANNOTATION_PREFIX, SUMMARY_KEY, renderAnnotations } from '../../src/wire/annotations.ts';
 import { createAgentMetrics } from '../../src/publish/metrics.ts';
 import { WorkloadState } from '../../src/workload/state.ts';
 import type { Report } from '../../src/report/types.ts';

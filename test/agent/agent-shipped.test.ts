@@ -18,7 +18,7 @@ import { createBoundPod, createReadyNode, podBoundToken, waitForAdmission } from
 import { REPO } from '../helpers/manifests.ts';
 import { stopChild, waitFor } from '../helpers/prometheus.ts';
 import { localArgv, shippedAgentCommand, type ShippedCommand } from '../helpers/shipped-agent.ts';
-import { SUMMARY_KEY } from '../../src/publish/annotations.ts';
+import { SUMMARY_KEY } from '../../src/wire/annotations.ts';
 
 const NODE = 'shipped-1';
 const HOST = path.join(REPO, 'test/fixtures/hosts/mixed-governors');

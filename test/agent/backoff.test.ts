@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { MAX_RETRY_AFTER_MS, TokenBucket, backoffDelay, jittered, retryDelay } from '../../src/kube/backoff.ts';
 import { KubeError, parseRetryAfter } from '../../src/kube/errors.ts';
 import { transitions } from '../../src/publish/events.ts';
-import { failingRulesOnNode, renderAnnotations } from '../../src/publish/annotations.ts';
+import { failingRulesOnNode, renderAnnotations } from '../../src/wire/annotations.ts';
 import { finding, report, seedReport } from '../helpers/reports.ts';
 
 test('token bucket: burst passes at once, then one request per 1/qps seconds', () => {

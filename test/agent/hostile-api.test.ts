@@ -3,12 +3,12 @@
 // a watch that answers headers and then nothing, a PATCH that never answers, a 429 on a watch.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { ANNOTATION_PREFIX } from '../../src/publish/annotations.ts';
+import { ANNOTATION_PREFIX } from '../../src/wire/annotations.ts';
 import { createAgentMetrics } from '../../src/publish/metrics.ts';
 import { FakeApiServer } from '../helpers/fake-apiserver.ts';
 import { runAgent } from '../helpers/agent-harness.ts';
 import { seedReport } from '../helpers/reports.ts';
-import { renderAnnotations } from '../../src/publish/annotations.ts';
+import { renderAnnotations } from '../../src/wire/annotations.ts';
 import { WorkloadState } from '../../src/workload/state.ts';
 
 async function cluster(t: TestContext): Promise<{ server: FakeApiServer; kubeconfig: string; rejections: unknown[] }> {

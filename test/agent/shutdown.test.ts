@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { FakeApiServer, type Fault } from '../helpers/fake-apiserver.ts';
-import { parseAnnotations } from '../../src/publish/annotations.ts';
+import { parseAnnotations } from '../../src/wire/annotations.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/node-tuning-advisor.js', import.meta.url));
 const HOST = fileURLToPath(new URL('../fixtures/hosts/intel-pstate-epp-power', import.meta.url));

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { affinityMode } from '../../src/cluster/tekton.ts';
 import { attachFor } from '../../src/cluster/storage.ts';
-import { parseAnnotations, renderAnnotations, REPORT_KEY } from '../../src/publish/annotations.ts';
+import { parseAnnotations, renderAnnotations, REPORT_KEY } from '../../src/wire/annotations.ts';
 import { nodeRow } from '../../src/cluster/nodes.ts';
 import { EventsSplitTally } from '../../src/cluster/report.ts';
 import { FactSet } from '../../src/facts/fact-set.ts';

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { parseAnnotations, REPORT_KEY } from '../../src/publish/annotations.ts';
+import { parseAnnotations, REPORT_KEY } from '../../src/wire/annotations.ts';
 import { auditArgs, describeRequests, isWrite, type AuditLog } from '../helpers/audit.ts';
 import { AgentProcess, buildApp, scrape } from '../helpers/bundled-agent.ts';
 import { ControlPlane, realServerTier } from '../helpers/control-plane.ts';

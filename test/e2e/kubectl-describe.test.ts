@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { REPORT_KEY } from '../../src/publish/annotations.ts';
+import { REPORT_KEY } from '../../src/wire/annotations.ts';
 import { byteLength } from '../../src/text/bytes.ts';
 import { runAgent } from '../helpers/agent-harness.ts';
 import { ControlPlane, realServerTier } from '../helpers/control-plane.ts';

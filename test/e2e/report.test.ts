@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parse } from 'yaml';
 import type { ClusterReport } from '../../src/cluster/report.ts';
-import { REPORT_KEY } from '../../src/publish/annotations.ts';
+import { REPORT_KEY } from '../../src/wire/annotations.ts';
 import { loadRuleSet } from '../../src/rules/rule-set.ts';
 import { auditArgs, describeRequests, type AuditLog } from '../helpers/audit.ts';
 import { AgentProcess, buildApp } from '../helpers/bundled-agent.ts';

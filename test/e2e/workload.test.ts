@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { parseAnnotations } from '../../src/publish/annotations.ts';
+import { parseAnnotations } from '../../src/wire/annotations.ts';
 import { AgentProcess, buildApp, sample, scrape } from '../helpers/bundled-agent.ts';
 import { ControlPlane, realServerTier } from '../helpers/control-plane.ts';
 import { createReadyNode, ensureNamespace, ensureServiceAccount } from '../helpers/kube-objects.ts';

@@ -3,7 +3,7 @@
 // whose agents published real annotations (or none, or garbage), Tekton with its feature-flags
 // ConfigMap and PipelineRuns in both workspace shapes, and CSI controller workloads whose running
 // pods' logs hold throttling lines.
-import { renderAnnotations } from '../../src/publish/annotations.ts';
+import { renderAnnotations } from '../../src/wire/annotations.ts';
 import { FakeApiServer } from './fake-apiserver.ts';
 import { finding, report } from './reports.ts';
 

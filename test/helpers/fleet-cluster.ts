@@ -8,7 +8,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parse } from 'yaml';
-import { REPORT_KEY } from '../../src/publish/annotations.ts';
+import { REPORT_KEY } from '../../src/wire/annotations.ts';
 import { loadRuleSet } from '../../src/rules/rule-set.ts';
 import { THROTTLE_LINES } from './cluster-fixture.ts';
 import type { ControlPlane } from './control-plane.ts';

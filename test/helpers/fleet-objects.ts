@@ -3,7 +3,7 @@
 // agent's publisher writes; app Deployments and their pods; DaemonSets with a pod per node; a CSI
 // driver's controller Deployment with its sidecars; Tekton's controller, feature flags and
 // PipelineRuns. Everything is deterministic by index, so tests can say what each node carries.
-import { renderAnnotations } from '../../src/publish/annotations.ts';
+import { renderAnnotations } from '../../src/wire/annotations.ts';
 import type { Finding, Severity } from '../../src/report/types.ts';
 import { finding, report } from './reports.ts';
 

@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import {
   FINDINGS_KEY, MAX_TOTAL_BYTES, REPORT_KEY, SUMMARY_KEY, diffAnnotations, failingRulesOnNode,
   parseAnnotations, renderAnnotations, totalBytes,
-} from '../../src/publish/annotations.ts';
+} from '../../src/wire/annotations.ts';
 import { transitions } from '../../src/publish/events.ts';
 import { byteLength, truncateBytes } from '../../src/text/bytes.ts';
 import type { Finding, FindingStatus, Severity } from '../../src/report/types.ts';

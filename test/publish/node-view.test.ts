@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { NodeAdvice } from '../../src/cluster/node-advice.ts';
-import { FINDINGS_KEY, parseAnnotations, renderAnnotations } from '../../src/publish/annotations.ts';
+import { FINDINGS_KEY, parseAnnotations, renderAnnotations } from '../../src/wire/annotations.ts';
 import { composeLine, parseFindingLine } from '../../src/publish/finding-line.ts';
 import { renderNodeView } from '../../src/publish/terminal/node-view.ts';
 import { seedReport } from '../helpers/reports.ts';

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { Fact } from '../../src/facts/fact-set.ts';
-import { MAX_TOTAL_BYTES, SUMMARY_KEY, renderAnnotations, renderSummary, totalBytes } from '../../src/publish/annotations.ts';
+import { MAX_TOTAL_BYTES, SUMMARY_KEY, renderAnnotations, renderSummary, totalBytes } from '../../src/wire/annotations.ts';
 import { PUBLISHED_FACTS, parseSummaryFacts, renderFactTokens } from '../../src/publish/summary-facts.ts';
 import { byteLength } from '../../src/text/bytes.ts';
 import { seedReport } from '../helpers/reports.ts';

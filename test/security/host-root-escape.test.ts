@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { HostRoot } from '../../src/host/host-root.ts';
 import { runScan } from '../../src/scan.ts';
-import { renderAnnotations } from '../../src/publish/annotations.ts';
+import { renderAnnotations } from '../../src/wire/annotations.ts';
 import { transitions, eventObject } from '../../src/publish/events.ts';
 import { createAgentMetrics } from '../../src/publish/metrics.ts';
 

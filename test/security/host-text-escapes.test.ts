@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { runScan } from '../../src/scan.ts';
-import { renderAnnotations } from '../../src/publish/annotations.ts';
+import { renderAnnotations } from '../../src/wire/annotations.ts';
 import { transitions } from '../../src/publish/events.ts';
 import { createAgentMetrics } from '../../src/publish/metrics.ts';
 import { CONTROL_RANGES, isControl, oneLine, stripControls } from '../../src/text/controls.ts';

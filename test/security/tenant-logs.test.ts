@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { runScan } from '../../src/scan.ts';
-import { renderAnnotations } from '../../src/publish/annotations.ts';
+import { renderAnnotations } from '../../src/wire/annotations.ts';
 import { throttledRequest } from '../../src/collectors/throttle-lines.ts';
 import { tempHost } from '../helpers/fixtures.ts';
 import { fixtureHost } from '../helpers/fixtures.ts';

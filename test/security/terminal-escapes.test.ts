@@ -3,7 +3,7 @@
 // screen, set the window title or rewrite earlier lines. API errors are printed the same way.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { renderAnnotations } from '../../src/publish/annotations.ts';
+import { renderAnnotations } from '../../src/wire/annotations.ts';
 import { FakeApiServer } from '../helpers/fake-apiserver.ts';
 import { runCli } from '../helpers/cli.ts';
 import { finding, report } from '../helpers/reports.ts';
