@@ -2,7 +2,7 @@
 // on the Node, so a restarted agent (no memory) neither repeats nor misses an Event.
 import type { EventObject } from '../kube/objects.ts';
 import type { Finding, Report, Severity } from '../report/types.ts';
-import { findingLine } from './finding-line.ts';
+import { findingLine } from '../wire/finding-line.ts';
 import { oneLine } from '../text/controls.ts';
 import { truncateBytes } from '../text/bytes.ts';
 import { byCodePoint } from '../order.ts';

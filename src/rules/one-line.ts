@@ -2,7 +2,7 @@
 // findings annotation, Events, the terminal's default view. These checks render the rule with
 // typical values and reject one whose line would be cut.
 import { entryLine } from '../wire/annotations.ts';
-import { MAX_LINE_BYTES, SEVERITY_TAG, shortestLine } from '../publish/finding-line.ts';
+import { MAX_LINE_BYTES, SEVERITY_TAG, shortestLine } from '../wire/finding-line.ts';
 import { byteLength } from '../text/bytes.ts';
 import { renderValue } from './conditions.ts';
 import type { RuleDefinition } from './schema.ts';

@@ -1,7 +1,7 @@
 // Runs shortReason and findingLine off the test's thread, so a test can cap their time and end a
 // run that never returns (a backtracking regex blocks the thread that runs it).
 import { parentPort } from 'node:worker_threads';
-import { findingLine, shortReason } from '../../src/publish/finding-line.ts';
+import { findingLine, shortReason } from '../../src/wire/finding-line.ts';
 import type { Finding } from '../../src/report/types.ts';
 
 parentPort?.on('message', (texts: string[]) => {

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { composeLine, shortReason } from '../../src/publish/finding-line.ts';
+import { composeLine, shortReason } from '../../src/wire/finding-line.ts';
 import { byteLength } from '../../src/text/bytes.ts';
 
 // The engine's message for seed 000's etcd rules (no /proc in the fixture).

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { NodeAdvice } from '../../src/cluster/node-advice.ts';
 import { FINDINGS_KEY, parseAnnotations, renderAnnotations } from '../../src/wire/annotations.ts';
-import { composeLine, parseFindingLine } from '../../src/publish/finding-line.ts';
+import { composeLine, parseFindingLine } from '../../src/wire/finding-line.ts';
 import { renderNodeView } from '../../src/publish/terminal/node-view.ts';
 import { seedReport } from '../helpers/reports.ts';
 

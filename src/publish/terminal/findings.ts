@@ -4,7 +4,7 @@
 // not-applicable rules are one count line per category. `verbose` adds the evidence, the full
 // fix with its commands, and the references.
 import type { Finding, FindingStatus } from '../../report/types.ts';
-import { shortReason } from '../finding-line.ts';
+import { shortReason } from '../../wire/finding-line.ts';
 import { describeEvidence, referenceText, STATUS_LABEL } from '../text.ts';
 import { clip, commandLines, displayWidth, hang, row } from './layout.ts';
 import { byCodePoint } from '../../order.ts';
