@@ -1,7 +1,7 @@
 // One Node (its metadata: labels and annotations are all `report` reads) as a row: its roles and
 // what its agent published, parsed with the same module that renders the annotations.
 import { parseAnnotations, type AnnotatedReport, type RuleEntry } from '../wire/annotations.ts';
-import { parseSummaryFacts } from '../publish/summary-facts.ts';
+import { parseSummaryFacts } from '../wire/summary-facts.ts';
 
 type Obj = Record<string, any>;
 

@@ -3,7 +3,7 @@
 // controller-manager limits live on control-plane nodes: a worker's own agent has none, so they come
 // from the control-plane nodes' annotations. Anything not published is `unknown` with the reason.
 import { parseAnnotations } from '../wire/annotations.ts';
-import { PUBLISHED_FACTS, parseSummaryFacts, type PublishedFact } from '../publish/summary-facts.ts';
+import { PUBLISHED_FACTS, parseSummaryFacts, type PublishedFact } from '../wire/summary-facts.ts';
 
 type Obj = Record<string, any>;
 

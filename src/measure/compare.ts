@@ -1,7 +1,7 @@
 // Before → after: per phase the change of p50 and p99 in percent, a verdict per phase, and which of
 // the advisor's recorded settings changed between the two runs. A change counts when it is at least
 // 10 % and 100 ms: pod start-up jitters by tens of milliseconds from run to run.
-import { PUBLISHED_FACTS, type PublishedFact } from '../publish/summary-facts.ts';
+import { PUBLISHED_FACTS, type PublishedFact } from '../wire/summary-facts.ts';
 import { STARTUP_PHASES, type StartupPhase } from '../workload/snapshot.ts';
 import type { RecordedFact } from './advisor.ts';
 import type { Measurement, PhaseStats } from './result.ts';

@@ -2,7 +2,7 @@
 // old run, a hand edit, another tool's output): it is size-capped and every field compare uses is
 // checked, and a problem names the file and the field.
 import { readFile, stat, writeFile } from 'node:fs/promises';
-import { PUBLISHED_FACTS } from '../publish/summary-facts.ts';
+import { PUBLISHED_FACTS } from '../wire/summary-facts.ts';
 import { STARTUP_PHASES } from '../workload/snapshot.ts';
 import type { RecordedFact } from './advisor.ts';
 import { PLACEMENTS } from './objects.ts';

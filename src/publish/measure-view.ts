@@ -4,7 +4,7 @@
 import type { Comparison, FactChange, PhaseChange } from '../measure/compare.ts';
 import type { RecordedFact } from '../measure/advisor.ts';
 import type { Measurement, PhaseStats } from '../measure/result.ts';
-import type { PublishedFact } from './summary-facts.ts';
+import type { PublishedFact } from '../wire/summary-facts.ts';
 import { STARTUP_PHASES } from '../workload/snapshot.ts';
 import { displayWidth, hang } from './terminal/layout.ts';
 

@@ -2,7 +2,7 @@
 // Pure: no I/O. Limits come from `kubectl describe node`, which prints `key: value` when
 // key+value+2 ≤ 140 bytes and otherwise prints each `\n`-separated line cut to 138 bytes.
 import { SEVERITIES, type Finding, type FindingStatus, type Report, type Severity } from '../report/types.ts';
-import { renderFactTokens } from '../publish/summary-facts.ts';
+import { renderFactTokens } from './summary-facts.ts';
 import { findingLine, MAX_LINE_BYTES } from './finding-line.ts';
 import { oneLine } from '../text/controls.ts';
 import { byteLength, truncateBytes } from '../text/bytes.ts';

@@ -1,5 +1,5 @@
 // Measurement objects shaped like src/measure/result.ts, for compare, save and view tests.
-import { PUBLISHED_FACTS } from '../../src/publish/summary-facts.ts';
+import { PUBLISHED_FACTS } from '../../src/wire/summary-facts.ts';
 import type { RecordedFact } from '../../src/measure/advisor.ts';
 import { phaseTable, sloVerdict, slowestPods, type Measurement, type PodSample } from '../../src/measure/result.ts';
 

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { Fact } from '../../src/facts/fact-set.ts';
 import { MAX_TOTAL_BYTES, SUMMARY_KEY, renderAnnotations, renderSummary, totalBytes } from '../../src/wire/annotations.ts';
-import { PUBLISHED_FACTS, parseSummaryFacts, renderFactTokens } from '../../src/publish/summary-facts.ts';
+import { PUBLISHED_FACTS, parseSummaryFacts, renderFactTokens } from '../../src/wire/summary-facts.ts';
 import { byteLength } from '../../src/text/bytes.ts';
 import { seedReport } from '../helpers/reports.ts';
 
