@@ -2,7 +2,7 @@
 // machine-readable report) and the Events the agent wrote about the Node — in two read requests:
 // GET the Node, LIST the agent's Events on it in the namespace the agent writes them to.
 import { FINDINGS_KEY, parseAnnotations, type AnnotatedReport } from '../wire/annotations.ts';
-import { EVENT_NAMESPACE, REPORTING_COMPONENT } from '../publish/events.ts';
+import { EVENT_NAMESPACE, REPORTING_COMPONENT } from '../wire/events.ts';
 import { oneLine } from '../text/controls.ts';
 import { InputError } from '../input-error.ts';
 import type { ClusterApi } from './api.ts';

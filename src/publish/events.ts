@@ -6,12 +6,8 @@ import { findingLine } from '../wire/finding-line.ts';
 import { oneLine } from '../text/controls.ts';
 import { truncateBytes } from '../text/bytes.ts';
 import { byCodePoint } from '../order.ts';
+import { EVENT_NAMESPACE, REASON_RECOMMENDATION, REASON_RESOLVED, REPORTING_COMPONENT } from '../wire/events.ts';
 
-export const REPORTING_COMPONENT = 'node-tuning-advisor';
-/** Node Events live in "default", where kubelet writes them; `kubectl describe node` searches all namespaces. */
-export const EVENT_NAMESPACE = 'default';
-export const REASON_RECOMMENDATION = 'TuningRecommendation';
-export const REASON_RESOLVED = 'TuningResolved';
 /** Events have no 138-byte cut; this keeps "want …" in the message while it stays one readable line. */
 const MAX_MESSAGE_BYTES = 300;
 

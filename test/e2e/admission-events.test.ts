@@ -12,7 +12,8 @@ import { agentClient, agentWrites, type WriteApi } from '../../src/agent/api.ts'
 import { Publisher } from '../../src/agent/publisher.ts';
 import { KubeError } from '../../src/kube/errors.ts';
 import type { EventObject, NodeObject } from '../../src/kube/objects.ts';
-import { eventObject, REASON_RECOMMENDATION } from '../../src/publish/events.ts';
+import { eventObject } from '../../src/publish/events.ts';
+import { REASON_RECOMMENDATION } from '../../src/wire/events.ts';
 import { ControlPlane, realServerTier, type KubeResponse } from '../helpers/control-plane.ts';
 import { createReadyNode, waitForAdmission } from '../helpers/kube-objects.ts';
 import { BASE } from '../helpers/manifests.ts';

@@ -5,7 +5,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
-import { eventObject, REASON_RECOMMENDATION } from '../../src/publish/events.ts';
+import { eventObject } from '../../src/publish/events.ts';
+import { REASON_RECOMMENDATION } from '../../src/wire/events.ts';
 import { ControlPlane, realServerTier } from '../helpers/control-plane.ts';
 import { FakeApiServer } from '../helpers/fake-apiserver.ts';
 import { createReadyNode } from '../helpers/kube-objects.ts';
