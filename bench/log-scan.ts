@@ -8,7 +8,7 @@ import { performance } from 'node:perf_hooks';
 import { HostRoot } from '../src/host/host-root.ts';
 import { DEFAULT_LIMITS, scanLogBackwards, type ScanLimits } from '../src/collectors/log-scan.ts';
 import { createThrottlingCollector } from '../src/collectors/throttling.ts';
-import { collectFacts } from '../src/facts/collect.ts';
+import { collectFacts } from '../src/collectors/run.ts';
 
 const FILE_BYTES = 1024 * 1024 * 1024;
 const CHUNK_BYTES = 4 * 1024 * 1024;

@@ -1,6 +1,6 @@
 // The pipeline in one place: host root → collectors → facts → rules → report.
 import os from 'node:os';
-import { collectFacts, type CollectOptions } from './facts/collect.ts';
+import { collectFacts, type CollectOptions } from './collectors/run.ts';
 import { HostRoot } from './host/host-root.ts';
 import { evaluateRules, type EffectiveRule } from './rules/engine.ts';
 import { loadRuleSet, type RuleSelection } from './rules/rule-set.ts';

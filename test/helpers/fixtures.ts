@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestContext } from 'node:test';
-import { collectFacts, type CollectOptions } from '../../src/facts/collect.ts';
+import { collectFacts, type CollectOptions } from '../../src/collectors/run.ts';
 import { HostRoot } from '../../src/host/host-root.ts';
 import type { Collector } from '../../src/collectors/collector.ts';
 

@@ -1,5 +1,5 @@
 // Facts of a host tree given by its directory (a temporary tree from tempHost, or a fixture).
-import { collectFacts } from '../../src/facts/collect.ts';
+import { collectFacts } from '../../src/collectors/run.ts';
 import type { FactSet } from '../../src/facts/fact-set.ts';
 import { HostRoot } from '../../src/host/host-root.ts';
 import type { Collector } from '../../src/collectors/collector.ts';

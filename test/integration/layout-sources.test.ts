@@ -7,7 +7,7 @@ import { appendFile, cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises
 import kubelet from '../../src/collectors/kubelet/collector.ts';
 import controlPlaneLimits from '../../src/collectors/control-plane-limits.ts';
 import etcd from '../../src/collectors/etcd/collector.ts';
-import { collectFacts } from '../../src/facts/collect.ts';
+import { collectFacts } from '../../src/collectors/run.ts';
 import type { Collector } from '../../src/collectors/collector.ts';
 import { HostRoot } from '../../src/host/host-root.ts';
 import { fixtureHost, tempHost } from '../helpers/fixtures.ts';

@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import cpu from '../../src/collectors/cpu.ts';
 import tuned from '../../src/collectors/tuned/collector.ts';
 import { recommendProfile } from '../../src/collectors/tuned/recommend.ts';
-import { collectFacts } from '../../src/facts/collect.ts';
+import { collectFacts } from '../../src/collectors/run.ts';
 import { HostRoot } from '../../src/host/host-root.ts';
 import { requireTool } from '../helpers/tools.ts';
 

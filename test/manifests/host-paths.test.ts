@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { appendFile, cp as copy, mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { collectFacts } from '../../src/facts/collect.ts';
+import { collectFacts } from '../../src/collectors/run.ts';
 import { HostRoot } from '../../src/host/host-root.ts';
 import { fixtureHost } from '../helpers/fixtures.ts';
 import { requireTool } from '../helpers/tools.ts';

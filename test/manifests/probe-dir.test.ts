@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PROBE_SUBDIR, createEtcdFsyncCollector } from '../../src/collectors/etcd/fsync.ts';
 import type { Collector } from '../../src/collectors/collector.ts';
-import { collectFacts } from '../../src/facts/collect.ts';
+import { collectFacts } from '../../src/collectors/run.ts';
 import { HostRoot } from '../../src/host/host-root.ts';
 import type { FsyncProbeOptions, FsyncProbeResult } from '../../src/probe/fsync.ts';
 import { requireTool } from '../helpers/tools.ts';

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { HostRoot } from '../../src/host/host-root.ts';
 import { runHostCommand, trustedCommand } from '../../src/host/exec.ts';
 import inventory from '../../src/collectors/inventory.ts';
-import { collectFacts } from '../../src/facts/collect.ts';
+import { collectFacts } from '../../src/collectors/run.ts';
 
 const NOBODY = 65534;
 

@@ -68,7 +68,7 @@ test('parseCpuinfo counts processors and finds the hypervisor flag (arm64 "Featu
 
 test('kernels without policyN directories: each cpuN/cpufreq is read as its own policy', async (t) => {
   const { tempHost } = await import('../helpers/fixtures.ts');
-  const { collectFacts } = await import('../../src/facts/collect.ts');
+  const { collectFacts } = await import('../../src/collectors/run.ts');
   const { HostRoot } = await import('../../src/host/host-root.ts');
   const files: Record<string, string> = { 'proc/cpuinfo': 'processor\t: 0\nmodel name\t: Intel(R) Xeon(R) CPU E5-2680 v2 @ 2.80GHz\n' };
   for (const n of [0, 1]) {
@@ -82,7 +82,7 @@ test('kernels without policyN directories: each cpuN/cpufreq is read as its own 
 
 test('a sysfs number too long to be exact is no number, not Infinity', async (t) => {
   const { tempHost } = await import('../helpers/fixtures.ts');
-  const { collectFacts } = await import('../../src/facts/collect.ts');
+  const { collectFacts } = await import('../../src/collectors/run.ts');
   const { HostRoot } = await import('../../src/host/host-root.ts');
   const root = await tempHost(t, { 'sys/devices/system/cpu/cpu0/cpuidle/state0/latency': `${'1'.repeat(400)}\n` });
   const facts = await collectFacts(new HostRoot(root), { collectors: [cpu] });
@@ -91,7 +91,7 @@ test('a sysfs number too long to be exact is no number, not Infinity', async (t)
 
 test('a tree without /sys/devices/system/cpu (a snapshot, a restricted mount): cpufreq is unknown, not absent', async (t) => {
   const { cp } = await import('node:fs/promises');
-  const { collectFacts } = await import('../../src/facts/collect.ts');
+  const { collectFacts } = await import('../../src/collectors/run.ts');
   const { HostRoot } = await import('../../src/host/host-root.ts');
   const { tempHost, fixtureHost } = await import('../helpers/fixtures.ts');
   const root = await tempHost(t, {});

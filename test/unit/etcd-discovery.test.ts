@@ -5,7 +5,7 @@ import etcd from '../../src/collectors/etcd/collector.ts';
 import etcdPriority, { niceFromStat, parseIonice, splitsEvents } from '../../src/collectors/etcd/priority.ts';
 import { mapToHost, parseEnv, parseEtcdManifest, parseFlags, pickMetricsUrl } from '../../src/collectors/etcd/discovery.ts';
 import { factsOf, tempHost } from '../helpers/fixtures.ts';
-import { collectFacts } from '../../src/facts/collect.ts';
+import { collectFacts } from '../../src/collectors/run.ts';
 import { HostRoot } from '../../src/host/host-root.ts';
 
 test('kubespray, seed 001 "before": ETCD_DATA_DIR on the HDD root partition', async () => {

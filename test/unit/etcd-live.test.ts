@@ -13,7 +13,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import etcd from '../../src/collectors/etcd/collector.ts';
 import { findEtcdProcesses } from '../../src/collectors/etcd/discovery.ts';
 import { createEtcdFsyncCollector } from '../../src/collectors/etcd/fsync.ts';
-import { collectFacts } from '../../src/facts/collect.ts';
+import { collectFacts } from '../../src/collectors/run.ts';
 import { HostRoot } from '../../src/host/host-root.ts';
 import { PROBE_FILE_PREFIX, majorMinor } from '../../src/probe/fsync.ts';
 import { requireTool, toolPath } from '../helpers/tools.ts';

@@ -8,7 +8,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import etcd from '../../src/collectors/etcd/collector.ts';
 import { createEtcdFsyncCollector } from '../../src/collectors/etcd/fsync.ts';
 import { findEtcdProcesses } from '../../src/collectors/etcd/process.ts';
-import { collectFacts } from '../../src/facts/collect.ts';
+import { collectFacts } from '../../src/collectors/run.ts';
 import { HostRoot } from '../../src/host/host-root.ts';
 import { systemServiceOf } from '../../src/host/trust.ts';
 import { runScan } from '../../src/scan.ts';

@@ -10,7 +10,7 @@ import { PROBE_FILE_PREFIX, runFsyncProbe, type FsyncProbeOptions } from '../../
 import { percentile } from '../../src/probe/percentiles.ts';
 import { createEtcdFsyncCollector } from '../../src/collectors/etcd/fsync.ts';
 import etcd from '../../src/collectors/etcd/collector.ts';
-import { collectFacts } from '../../src/facts/collect.ts';
+import { collectFacts } from '../../src/collectors/run.ts';
 import { HostRoot } from '../../src/host/host-root.ts';
 import { main } from '../../src/cli/main.ts';
 import { toolPath } from '../helpers/tools.ts';

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import kernel, { activePreemptFromDebugfs, parseKernelConfig, snapHz } from '../../src/collectors/kernel.ts';
-import { collectFacts } from '../../src/facts/collect.ts';
+import { collectFacts } from '../../src/collectors/run.ts';
 import { HostRoot } from '../../src/host/host-root.ts';
 import { factsOf, tempHost } from '../helpers/fixtures.ts';
 import { writeFile } from 'node:fs/promises';

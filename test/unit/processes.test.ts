@@ -63,7 +63,7 @@ test('parseFlags and splitCmdline never throw on garbage', () => {
 
 test('a scan walks the host process table once, however many collectors look for processes', async () => {
   const { HostRoot } = await import('../../src/host/host-root.ts');
-  const { collectFacts } = await import('../../src/facts/collect.ts');
+  const { collectFacts } = await import('../../src/collectors/run.ts');
   const { fixtureHost } = await import('../helpers/fixtures.ts');
   let procListings = 0;
   class CountingHost extends HostRoot {

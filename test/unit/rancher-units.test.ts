@@ -6,7 +6,7 @@ import { cp, mkdir, writeFile } from 'node:fs/promises';
 import kubelet from '../../src/collectors/kubelet/collector.ts';
 import controlPlaneLimits from '../../src/collectors/control-plane-limits.ts';
 import etcdPriority from '../../src/collectors/etcd/priority.ts';
-import { collectFacts } from '../../src/facts/collect.ts';
+import { collectFacts } from '../../src/collectors/run.ts';
 import { HostRoot } from '../../src/host/host-root.ts';
 import { factsOf, fixtureHost, tempHost } from '../helpers/fixtures.ts';
 

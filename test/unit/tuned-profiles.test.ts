@@ -5,7 +5,7 @@ import { cp, mkdir, rm, writeFile } from 'node:fs/promises';
 import cpu from '../../src/collectors/cpu.ts';
 import tuned from '../../src/collectors/tuned/collector.ts';
 import { runScan } from '../../src/scan.ts';
-import { collectFacts } from '../../src/facts/collect.ts';
+import { collectFacts } from '../../src/collectors/run.ts';
 import { HostRoot } from '../../src/host/host-root.ts';
 import { factsOf, fixtureHost, tempHost } from '../helpers/fixtures.ts';
 

@@ -73,7 +73,7 @@ test('parseIni follows ConfigParser as tuned configures it (inline comments afte
 
 test('an empty profile_mode (as Debian ships it) is "not recorded": the mode is derived, not unknown', async (t) => {
   const root = await tempHost(t, { 'usr/sbin/tuned': '#!/usr/bin/python3 -Es\n', 'etc/tuned/active_profile': '\n', 'etc/tuned/profile_mode': '\n' });
-  const { collectFacts } = await import('../../src/facts/collect.ts');
+  const { collectFacts } = await import('../../src/collectors/run.ts');
   const facts = await collectFacts(new HostRoot(root), { collectors: [tuned] });
   assert.deepEqual([facts.value('tuned.mode'), facts.get('tuned.mode')?.source], ['auto', 'inferred']);
   assert.match(facts.get('tuned.mode')?.detail ?? '', /^empty \/etc\/tuned\/profile_mode/);

@@ -1,7 +1,7 @@
 // The host side of attach mode (what `scan` can see without a cluster), and the API facts' absence there.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { collectFacts } from '../../src/facts/collect.ts';
+import { collectFacts } from '../../src/collectors/run.ts';
 import { HostRoot } from '../../src/host/host-root.ts';
 import volumesHost from '../../src/collectors/volumes-host.ts';
 import workloadApi from '../../src/collectors/workload-api.ts';

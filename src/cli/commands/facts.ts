@@ -1,4 +1,4 @@
-import { collectFacts } from '../../facts/collect.ts';
+import { collectFacts } from '../../collectors/run.ts';
 import { nodeNameOf, openHost } from '../../scan.ts';
 import { terminalJson } from '../../text/terminal.ts';
 import { terminalYaml } from '../../text/terminal-yaml.ts';

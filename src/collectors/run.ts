@@ -2,10 +2,10 @@
 // facts it provides become unknown with the error, so the rules that need them say "unknown".
 import { setTimeout as delay } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
-import type { Collector, CollectorContext } from '../collectors/collector.ts';
-import { COLLECTORS } from '../collectors/index.ts';
+import type { Collector, CollectorContext } from './collector.ts';
+import { COLLECTORS } from './index.ts';
 import type { HostRoot } from '../host/host-root.ts';
-import { FactSet } from './fact-set.ts';
+import { FactSet } from '../facts/fact-set.ts';
 import { isLiveProcfs } from '../host/procfs.ts';
 import type { WorkloadSnapshot } from '../workload/snapshot.ts';
 
