@@ -1,9 +1,7 @@
 // Decoding what the server sent: list bodies, watch lines and Status objects. Each check names the
 // defect (never echoes the input); the client turns a defect into a KubeError with code 'malformed'.
-import { isPlainObject, kindOf, objectProblem, type KubeList, type KubeObject, type WatchEvent } from './objects.ts';
+import { isPlainObject, kindOf, Malformed, objectProblem, type KubeList, type KubeObject, type WatchEvent } from './objects.ts';
 import { parseProjected, type ObjectShape, type Shape } from './projection.ts';
-
-export class Malformed extends Error {}
 
 function parseJson(text: string, what: string): unknown {
   try {

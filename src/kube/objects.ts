@@ -56,6 +56,9 @@ export interface EventObject extends KubeObject {
   count?: number;
 }
 
+/** A defect in what the server sent (decode.ts, projection.ts); the client turns it into a KubeError 'malformed'. */
+export class Malformed extends Error {}
+
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

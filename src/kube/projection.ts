@@ -5,7 +5,7 @@
 // and open maps are bounded in length. A value of another type than the shape expects is kept as an
 // empty container of its own type (or the bounded scalar), so the checks after decoding still name
 // the defect (`metadata is an array`). Syntax errors throw Malformed, as JSON.parse would.
-import { Malformed } from './decode.ts';
+import { Malformed } from './objects.ts';
 
 /**
  * `'scalar'`: a string (≤ MAX_KEPT_STRING bytes), number, boolean or null; `'present'`: `true`

@@ -11,7 +11,8 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { TokenBucket } from '../../src/kube/backoff.ts';
 import { KubeClient, type ClientOptions } from '../../src/kube/client.ts';
-import { Malformed, decodeList, decodeWatchLine } from '../../src/kube/decode.ts';
+import { decodeList, decodeWatchLine } from '../../src/kube/decode.ts';
+import { Malformed } from '../../src/kube/objects.ts';
 import { KubeError } from '../../src/kube/errors.ts';
 import { CONFIGMAPS, NODES, PODS } from '../../src/kube/resources.ts';
 

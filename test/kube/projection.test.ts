@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { Malformed } from '../../src/kube/decode.ts';
+import { Malformed } from '../../src/kube/objects.ts';
 import { MAX_KEPT_STRING, parseProjected, type Shape } from '../../src/kube/projection.ts';
 import { POD_FIELDS, podView } from '../../src/workload/pod-view.ts';
 
