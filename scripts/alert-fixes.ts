@@ -6,7 +6,8 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadRules, type LoadedRule } from '../src/rules/load.ts';
+import { loadRules } from '../src/rules/load.ts';
+import type { LoadedRule } from '../src/rules/rule-file.ts';
 import { staticFix } from '../src/rules/static-fix.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));

@@ -1,8 +1,7 @@
 // Evaluates rule conditions over facts with three-valued logic: a missing or unknown fact makes its
 // leaf unknown, and unknown propagates unless another part already decides (false in `all`, true in `any`).
 import type { FactSet, FactValue } from '../facts/fact-set.ts';
-import type { Condition, LeafCondition, Scalar } from './schema.ts';
-import { isLeaf } from './validate.ts';
+import { isLeaf, type Condition, type LeafCondition, type Scalar } from './schema.ts';
 
 export type Truth = true | false | 'unknown';
 export type Params = Record<string, Scalar | Scalar[]>;

@@ -2,7 +2,7 @@
 import type { FactSet } from '../facts/fact-set.ts';
 import type { Evidence, Finding, FindingStatus } from '../report/types.ts';
 import { evaluate, factsIn, renderValue, type Params } from './conditions.ts';
-import type { LoadedOverride, LoadedRule } from './load.ts';
+import type { LoadedOverride, LoadedRule } from './rule-file.ts';
 import { scoreImpact } from '../report/score.ts';
 import { byCodePoint } from '../order.ts';
 

@@ -11,6 +11,7 @@ import { fileTypeOf } from '../host/read-failure.ts';
 import { validateRuleFile } from './file-validator.ts';
 import { knownRuleFile } from './known-rule-files.ts';
 import type { RuleDefinition, RuleOverride } from './schema.ts';
+import type { LoadedOverride, LoadedRule, ParsedRuleFile, RuleFileError, RuleLoadResult } from './rule-file.ts';
 import { didYouMean } from '../text/suggest.ts';
 import { factsIn } from './conditions.ts';
 import { crossFileErrors, ruleErrors } from './validate.ts';
@@ -18,29 +19,6 @@ import { crossFileErrors, ruleErrors } from './validate.ts';
 export const MAX_RULE_FILE_BYTES = 1024 * 1024;
 export const MAX_RULE_FILES = 256;
 export const BUNDLED_RULES_DIR = fileURLToPath(new URL('../../rules/', import.meta.url));
-
-export interface RuleFileError {
-  file: string;
-  line: number;
-  col: number;
-  key: string;
-  message: string;
-}
-
-export interface Located {
-  file: string;
-  line: number;
-}
-
-export type LoadedRule = RuleDefinition & Located;
-export type LoadedOverride = RuleOverride & Located;
-
-export interface RuleLoadResult {
-  rules: LoadedRule[];
-  overrides: LoadedOverride[];
-  files: string[];
-  errors: RuleFileError[];
-}
 
 export function formatRuleError(error: RuleFileError): string {
   return `${error.file}:${error.line}:${error.col}: ${error.key ? `${error.key}: ` : ''}${error.message}`;
@@ -108,13 +86,6 @@ async function readRuleFile(file: string): Promise<{ text: string } | { message:
   } finally {
     await handle?.close();
   }
-}
-
-/** What one rule file's text holds, without the file's name: rules and overrides with their lines, or errors. */
-export interface ParsedRuleFile {
-  rules: Omit<LoadedRule, 'file'>[];
-  overrides: Omit<LoadedOverride, 'file'>[];
-  errors: Omit<RuleFileError, 'file'>[];
 }
 
 async function loadFile(file: string, result: RuleLoadResult): Promise<void> {

@@ -6,7 +6,7 @@ import { MAX_LINE_BYTES, SEVERITY_TAG, shortestLine } from '../wire/finding-line
 import { byteLength } from '../text/bytes.ts';
 import { renderValue } from './conditions.ts';
 import type { RuleDefinition } from './schema.ts';
-import type { PathError } from './validate.ts';
+import type { PathError } from './rule-file.ts';
 
 /** What a `{{fact.key}}` placeholder counts as: a typical observed value ("250", "powersave", "18.2"). */
 export const TYPICAL_VALUE = '123456';

@@ -189,3 +189,7 @@ export const ruleFileSchema = {
 };
 
 export const conditionSchema = condition;
+
+export function isLeaf(condition: Condition): condition is LeafCondition {
+  return 'fact' in condition;
+}

@@ -1,12 +1,8 @@
 // Checks a schema cannot express: operators given the operands they need, params that exist,
 // template placeholders that resolve, unique ids, overrides that name a loaded rule.
 import { oneLineErrors } from './one-line.ts';
-import { CLUSTER_FACT_PREFIX, type Condition, type LeafCondition, type RuleDefinition, type RuleOverride } from './schema.ts';
-
-export interface PathError {
-  segments: (string | number)[];
-  message: string;
-}
+import type { PathError } from './rule-file.ts';
+import { CLUSTER_FACT_PREFIX, isLeaf, type Condition, type LeafCondition, type RuleDefinition, type RuleOverride } from './schema.ts';
 
 /** Facts that only enrich the report: a rule deciding on them would inherit their misreadings. */
 export const ENRICHMENT_ONLY_PREFIX = 'inventory.';
@@ -14,10 +10,6 @@ export const ENRICHMENT_ONLY_PREFIX = 'inventory.';
 const NO_OPERAND = new Set(['Exists', 'DoesNotExist', 'IsTrue', 'IsFalse']);
 const NUMERIC = new Set(['Gt', 'Ge', 'Lt', 'Le']);
 const LIST = new Set(['In', 'NotIn']);
-
-export function isLeaf(condition: Condition): condition is LeafCondition {
-  return 'fact' in condition;
-}
 
 function leafErrors(leaf: LeafCondition, params: RuleDefinition['params'], at: (string | number)[]): PathError[] {
   if (leaf.fact.startsWith(ENRICHMENT_ONLY_PREFIX)) {

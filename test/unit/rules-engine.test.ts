@@ -4,7 +4,7 @@ import { FactSet } from '../../src/facts/fact-set.ts';
 import { evaluate, parseVersion } from '../../src/rules/conditions.ts';
 import { applyOverrides, evaluateRule, renderTemplate, type EffectiveRule } from '../../src/rules/engine.ts';
 import type { Condition } from '../../src/rules/schema.ts';
-import type { LoadedRule } from '../../src/rules/load.ts';
+import type { LoadedRule } from '../../src/rules/rule-file.ts';
 import { gradeOf, scoreOf } from '../../src/report/score.ts';
 
 function facts(entries: Record<string, unknown>): FactSet {

@@ -1,8 +1,9 @@
 import { stringify } from 'yaml';
-import { BUNDLED_RULES_DIR, formatRuleError, loadRules, type LoadedRule, type RuleFileError } from '../../rules/load.ts';
+import { BUNDLED_RULES_DIR, formatRuleError, loadRules } from '../../rules/load.ts';
+import type { LoadedRule, RuleFileError } from '../../rules/rule-file.ts';
 import { loadRuleSet } from '../../rules/rule-set.ts';
 import type { Condition } from '../../rules/schema.ts';
-import { isLeaf } from '../../rules/validate.ts';
+import { isLeaf } from '../../rules/schema.ts';
 import { factsIn, renderValue } from '../../rules/conditions.ts';
 import { displayWidth, hang, padEnd } from '../../publish/terminal/layout.ts';
 import { staticFix } from '../../rules/static-fix.ts';
