@@ -5,6 +5,7 @@
 import { lstat, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import type { HostRoot } from './host-root.ts';
+import { ownerModeProblem, pathAndAncestors } from './trust.ts';
 
 /** Where host commands come from, in this order. PATH is never searched. */
 export const SYSTEM_BIN_DIRS = ['/usr/sbin', '/usr/bin', '/sbin', '/bin'];
@@ -23,14 +24,13 @@ export type TrustedCommand = { ok: true; path: string } | { ok: false; reason: s
 
 /** Why someone other than root could replace `file` (a path without symlinks), or undefined. */
 async function replaceableBy(file: string): Promise<string | undefined> {
-  const parts = file.split('/').filter(Boolean);
-  for (let i = 0; i <= parts.length; i++) {
-    const at = `/${parts.slice(0, i).join('/')}`;
+  const chain = pathAndAncestors(file);
+  for (const [i, at] of chain.entries()) {
     const info = await lstat(at);
-    if (info.uid !== 0) return `${at} is owned by uid ${info.uid}, not root`;
     // In a sticky directory (/tmp) others may add entries but cannot rename or remove root's.
-    const sticky = i < parts.length && (info.mode & 0o1000) !== 0;
-    if ((info.mode & 0o022) !== 0 && !sticky) return `${at} is writable by others than root (mode ${(info.mode & 0o7777).toString(8)})`;
+    const problem = ownerModeProblem(info, { ownUid: 'none', rootGroupMayWrite: false, sticky: i < chain.length - 1 });
+    if (problem?.kind === 'owner') return `${at} is owned by uid ${info.uid}, not root`;
+    if (problem) return `${at} is writable by others than root (mode ${(info.mode & 0o7777).toString(8)})`;
   }
   return undefined;
 }

@@ -8,12 +8,44 @@ import type { HostRoot } from './host-root.ts';
 
 export type Trust = { trusted: true; why: string } | { trusted: false; why: string };
 
-export function trustedUids(): number[] {
-  const own = process.getuid?.();
-  return own === undefined || own === 0 ? [0] : [0, own];
+/** Root, and the advisor's own user (`real`: getuid, `effective`: geteuid), who could edit the advisor itself. */
+export function trustedUids(own: 'none' | 'real' | 'effective' = 'real'): number[] {
+  const uid = own === 'none' ? undefined : own === 'real' ? process.getuid?.() : process.geteuid?.();
+  return uid === undefined || uid === 0 ? [0] : [0, uid];
+}
+
+/** What an owner/mode check accepts besides a root-owned file nobody else may write. */
+export interface OwnerModePolicy {
+  /** The advisor's own user may own it too: `none` (commands root runs), `real` (files), `effective` (the probe's directory). */
+  ownUid: 'none' | 'real' | 'effective';
+  /** Root's group may write it (a group-writable file of gid 0). */
+  rootGroupMayWrite: boolean;
+  /** A directory with the sticky bit may be writable by others: they can add entries, not replace root's. */
+  sticky: boolean;
+}
+
+export type OwnerModeProblem =
+  | { kind: 'owner'; uid: number }
+  | { kind: 'writable'; by: 'everyone' | 'group'; gid: number; mode: number };
+
+/** The one owner/mode check: why someone other than root (or the advisor's user) could change this file, or undefined. */
+export function ownerModeProblem(info: { uid: number; gid: number; mode: number }, policy: OwnerModePolicy): OwnerModeProblem | undefined {
+  if (!trustedUids(policy.ownUid).includes(info.uid)) return { kind: 'owner', uid: info.uid };
+  if (policy.sticky && (info.mode & 0o1000) !== 0) return undefined;
+  if (info.mode & 0o002) return { kind: 'writable', by: 'everyone', gid: info.gid, mode: info.mode };
+  if (info.mode & 0o020 && (!policy.rootGroupMayWrite || info.gid !== 0)) return { kind: 'writable', by: 'group', gid: info.gid, mode: info.mode };
+  return undefined;
+}
+
+/** `/a/b/c` → `/`, `/a`, `/a/b`, `/a/b/c`: a file and every directory above it, from the root down. */
+export function pathAndAncestors(file: string): string[] {
+  const parts = path.posix.normalize(file).split('/').filter(Boolean);
+  return ['/', ...parts.map((_, i) => `/${parts.slice(0, i + 1).join('/')}`)];
 }
 
 const owner = (uid: number): string => (uid === 0 ? 'root' : `uid ${uid}`);
+
+const FILE_POLICY: OwnerModePolicy = { ownUid: 'real', rootGroupMayWrite: true, sticky: false };
 
 /** Owned by a trusted uid; not writable by others, nor by a group other than root's. */
 export async function fileTrust(host: HostRoot, hostPath: string): Promise<Trust> {
@@ -21,9 +53,10 @@ export async function fileTrust(host: HostRoot, hostPath: string): Promise<Trust
   if (!where.ok) return { trusted: false, why: where.reason };
   try {
     const info = await stat(where.localPath);
-    if (!trustedUids().includes(info.uid)) return { trusted: false, why: `${hostPath} is owned by ${owner(info.uid)}, not root` };
-    if (info.mode & 0o002) return { trusted: false, why: `${hostPath} is writable by every user` };
-    if (info.mode & 0o020 && info.gid !== 0) return { trusted: false, why: `${hostPath} is writable by group ${info.gid}` };
+    const problem = ownerModeProblem(info, FILE_POLICY);
+    if (problem?.kind === 'owner') return { trusted: false, why: `${hostPath} is owned by ${owner(info.uid)}, not root` };
+    if (problem?.by === 'everyone') return { trusted: false, why: `${hostPath} is writable by every user` };
+    if (problem?.by === 'group') return { trusted: false, why: `${hostPath} is writable by group ${info.gid}` };
     return { trusted: true, why: `${hostPath} owned by ${owner(info.uid)}` };
   } catch (error) {
     return { trusted: false, why: `${hostPath} cannot be checked: ${(error as Error).message}` };
@@ -41,13 +74,11 @@ export async function filesTrust(host: HostRoot, files: string[]): Promise<Trust
 
 /** The file and every directory above it owned by root (or the advisor's user), none writable by others. */
 export async function pathChainTrust(host: HostRoot, file: string): Promise<Trust> {
-  let current = path.posix.normalize(file);
-  for (;;) {
+  for (const current of pathAndAncestors(file).reverse()) {
     const trust = await fileTrust(host, current);
     if (!trust.trusted) return trust;
-    if (current === '/') return { trusted: true, why: `${file} and its directories are root's` };
-    current = path.posix.dirname(current);
   }
+  return { trusted: true, why: `${file} and its directories are root's` };
 }
 
 /** Real and effective uid from /proc/<pid>/status (readable by every user, unlike exe and environ). */

@@ -13,6 +13,7 @@ import { lstat, open, readdir, statfs, unlink, type FileHandle } from 'node:fs/p
 import path from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { trustedCommand } from '../host/exec.ts';
+import { ownerModeProblem } from '../host/trust.ts';
 import type { WorkerJob, WorkerMessage } from './fsync-worker.ts';
 import { latencySummary, type LatencySummary } from './percentiles.ts';
 
@@ -188,11 +189,10 @@ interface ProbeDir {
 
 /** Why another user could swap files in this directory under the probe, or undefined. */
 function unsafeDir(dir: string, uid: number, gid: number, mode: number): string | undefined {
-  const self = process.geteuid?.() ?? 0;
-  const sticky = (mode & 0o1000) !== 0;
-  if (uid !== 0 && uid !== self) return `${dir} is owned by uid ${uid}: its owner could swap the probe file for a link to any file`;
-  if ((mode & 0o002) !== 0 && !sticky) return `${dir} is writable by everyone and has no sticky bit`;
-  if ((mode & 0o020) !== 0 && gid !== 0 && !sticky) return `${dir} is writable by group ${gid} and has no sticky bit`;
+  const problem = ownerModeProblem({ uid, gid, mode }, { ownUid: 'effective', rootGroupMayWrite: true, sticky: true });
+  if (problem?.kind === 'owner') return `${dir} is owned by uid ${uid}: its owner could swap the probe file for a link to any file`;
+  if (problem?.by === 'everyone') return `${dir} is writable by everyone and has no sticky bit`;
+  if (problem?.by === 'group') return `${dir} is writable by group ${gid} and has no sticky bit`;
   return undefined;
 }
 
