@@ -35,6 +35,16 @@ export function splitCmdline(raw: string): string[] {
   return parts;
 }
 
+/** A NUL-separated /proc/<pid>/environ: each `KEY=value` as the process has it (no quoting: the kernel keeps bytes). */
+export function parseEnviron(raw: string): Map<string, string> {
+  const env = new Map<string, string>();
+  for (const entry of raw.split('\0')) {
+    const match = /^([A-Za-z_][A-Za-z0-9_]*)=([\s\S]*)$/.exec(entry);
+    if (match) env.set(match[1] as string, match[2] as string);
+  }
+  return env;
+}
+
 export interface ProcessTable {
   /** False when the host's /proc cannot be listed: "no such process" cannot be concluded then. */
   readable: boolean;

@@ -3,7 +3,10 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import etcd from '../../src/collectors/etcd/collector.ts';
 import etcdPriority, { niceFromStat, parseIonice, splitsEvents } from '../../src/collectors/etcd/priority.ts';
-import { mapToHost, parseEnv, parseEtcdManifest, parseFlags, pickMetricsUrl } from '../../src/collectors/etcd/discovery.ts';
+import { mapToHost, parseEtcdManifest, parseFlags, pickMetricsUrl } from '../../src/collectors/etcd/discovery.ts';
+import { parseEnvironmentFile } from '../../src/host/systemd-unit.ts';
+import { parseEnviron } from '../../src/host/processes.ts';
+import { readFile } from 'node:fs/promises';
 import { factsOf, tempHost } from '../helpers/fixtures.ts';
 import { collectFacts } from '../../src/collectors/run.ts';
 import { HostRoot } from '../../src/host/host-root.ts';
@@ -110,9 +113,23 @@ test('events split and I/O priority parsing', async (t) => {
   assert.match(facts.get('etcd.ioPriority.class')?.unknown ?? '', /no running etcd process/);
 });
 
+test('/etc/etcd.env is read as systemd reads an EnvironmentFile, with or without its unit: `KEY = value` counts', async (t) => {
+  // systemd drops the blanks around `=` (env-file.c: trailing key whitespace, leading value whitespace).
+  const envFile = 'ETCD_DATA_DIR = /data/etcd\n';
+  const unit = await readFile(new URL('../fixtures/hosts/etcd-kubespray-ssd/etc/systemd/system/etcd.service', import.meta.url), 'utf8');
+  const alone = await tempHost(t, { 'proc/1/mountinfo': '21 0 8:1 / / rw - ext4 /dev/sda1 rw\n', 'etc/etcd.env': envFile });
+  const withUnit = await tempHost(t, { 'proc/1/mountinfo': '21 0 8:1 / / rw - ext4 /dev/sda1 rw\n', 'etc/etcd.env': envFile, 'etc/systemd/system/etcd.service': unit });
+  for (const root of [alone, withUnit]) {
+    const facts = await collectFacts(new HostRoot(root), { collectors: [etcd] });
+    assert.equal(facts.value('etcd.dataDir'), '/data/etcd', root === alone ? 'env file alone' : 'env file of the unit');
+  }
+});
+
 test('flag, env and manifest parsing', () => {
   assert.deepEqual([...parseFlags(['--data-dir', '/a', '-name=m1', '--debug', '--x=1=2'])], [['data-dir', '/a'], ['name', 'm1'], ['debug', 'true'], ['x', '1=2']]);
-  assert.equal(parseEnv('# c\nETCD_DATA_DIR="/data/etcd"\nexport A=b\n').get('ETCD_DATA_DIR'), '/data/etcd');
+  assert.equal(parseEnvironmentFile('# c\nETCD_DATA_DIR="/data/etcd"\nexport A=b\n').get('ETCD_DATA_DIR'), '/data/etcd');
+  // environ holds what the process got: no quotes are removed, no newline splits an entry.
+  assert.deepEqual([...parseEnviron('ETCD_DATA_DIR="/x"\0MULTI=a\nb\0junk\0')], [['ETCD_DATA_DIR', '"/x"'], ['MULTI', 'a\nb']]);
   assert.equal(pickMetricsUrl('https://a:2379, http://0.0.0.0:2381/'), 'https://a:2379');
   assert.equal(pickMetricsUrl('unix://x,http://0.0.0.0:2381/'), 'http://127.0.0.1:2381');
   assert.deepEqual(mapToHost('/var/lib/etcd/x', [{ mountPath: '/var/lib', hostPath: '/h1' }, { mountPath: '/var/lib/etcd', hostPath: '/h2' }])?.hostPath, '/h2/x');
@@ -125,7 +142,8 @@ test('parsers never throw on garbage', () => {
   fc.assert(
     fc.property(fc.string(), fc.array(fc.string()), (text, args) => {
       parseFlags(args);
-      parseEnv(text);
+      parseEnvironmentFile(text);
+      parseEnviron(text);
       parseEtcdManifest(text);
       parseIonice(text);
       niceFromStat(text);

@@ -8,7 +8,7 @@ import { parse as parseYaml } from 'yaml';
 import type { HostRoot } from '../../host/host-root.ts';
 import { argsFrom, listProcesses, parseFlags as parsePflags } from '../../host/processes.ts';
 import { realHostPath } from '../../host/block-device.ts';
-import { reconstructUnitCommand } from '../../host/systemd-unit.ts';
+import { parseEnvironmentFile, reconstructUnitCommand } from '../../host/systemd-unit.ts';
 import { fileTrust, filesTrust } from '../../host/trust.ts';
 import { environmentOf, findEtcdProcesses, type EnvironmentSource, type EtcdProcess } from './process.ts';
 import { detectRancher } from '../rancher.ts';
@@ -49,17 +49,6 @@ export type Flags = Map<string, string>;
 export function parseFlags(args: readonly string[]): Flags {
   // The pflag parser every collector uses, without the per-flag origins etcd's discovery does not need.
   return new Map([...parsePflags(argsFrom([...args], ''))].map(([name, flag]) => [name, flag.value]));
-}
-
-/** KEY=value lines of an EnvironmentFile or a NUL-separated /proc/<pid>/environ; quotes removed. */
-export function parseEnv(text: string): Map<string, string> {
-  const env = new Map<string, string>();
-  for (const raw of text.split(/[\0\n]/)) {
-    const match = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$/.exec(raw);
-    if (!match) continue;
-    env.set(match[1] as string, (match[2] as string).trim().replace(/^"(.*)"$/, '$1').replace(/^'(.*)'$/, '$1'));
-  }
-  return env;
 }
 
 /** The first plain-HTTP URL of a comma list, with a wildcard host turned into loopback. */
@@ -162,7 +151,7 @@ function envMap(env: EnvironmentSource): Map<string, string> {
 async function fromProcess(host: HostRoot, process: EtcdProcess, ignored: string[]): Promise<EtcdDiscovery> {
   const cmdlinePath = `/proc/${process.pid}/cmdline`;
   const flags = parseFlags(process.argv.slice(1));
-  const env = await environmentOf(host, process, parseEnv);
+  const env = await environmentOf(host, process);
   const relative = !(flags.get('data-dir') ?? env.env.get('ETCD_DATA_DIR')?.value ?? '/').startsWith('/');
   const cwd = (await realHostPath(host, `/proc/${process.pid}/cwd`)) ?? process.unit?.command.workingDirectory;
   const found = dataDirOf(flags, cmdlinePath, env, cwd);
@@ -249,7 +238,7 @@ async function fromKubesprayEnv(host: HostRoot, ignored: string[]): Promise<Etcd
     ignored.push(`${KUBESPRAY_ENV} is not used: ${trust.why}`);
     return undefined;
   }
-  const env = parseEnv(envFile.text);
+  const env = parseEnvironmentFile(envFile.text);
   const dataDir = env.get('ETCD_DATA_DIR') ?? null;
   return {
     setup: 'kubespray', source: KUBESPRAY_ENV, dataDir, detail: `kubespray host etcd (${KUBESPRAY_ENV}, no etcd unit found)`,

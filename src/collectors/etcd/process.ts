@@ -10,7 +10,7 @@
 // its cgroup and unit.
 import path from 'node:path';
 import type { HostRoot } from '../../host/host-root.ts';
-import { readProcessTable } from '../../host/processes.ts';
+import { parseEnviron, readProcessTable } from '../../host/processes.ts';
 import { reconstructUnitCommand, UNIT_DIRS, type EnvValue, type UnitCommand } from '../../host/systemd-unit.ts';
 import { filesTrust, pathChainTrust, processExe, processRunsBinary, systemServiceOf } from '../../host/trust.ts';
 import { vouchingUnit } from '../../host/component-process.ts';
@@ -116,10 +116,10 @@ export type EnvironmentSource = { env: Map<string, EnvValue>; complete: true; so
  * The environment etcd reads ETCD_* from: /proc/<pid>/environ when readable (the truth), else its
  * unit's Environment= and EnvironmentFile= (what systemd gave it), else nothing known.
  */
-export async function environmentOf(host: HostRoot, process: EtcdProcess, parseEnv: (text: string) => Map<string, string>): Promise<EnvironmentSource> {
+export async function environmentOf(host: HostRoot, process: EtcdProcess): Promise<EnvironmentSource> {
   const environ = await host.readText(`/proc/${process.pid}/environ`, { maxBytes: 256 * 1024 });
   if (environ.ok) {
-    const env = new Map([...parseEnv(environ.text)].map(([key, value]) => [key, { value, origin: `/proc/${process.pid}/environ (${key})` }]));
+    const env = new Map([...parseEnviron(environ.text)].map(([key, value]) => [key, { value, origin: `/proc/${process.pid}/environ (${key})` }]));
     return { env, complete: true, source: `/proc/${process.pid}/environ` };
   }
   const unit = process.unit?.command;
