@@ -6,7 +6,8 @@ import { spaced } from '../cluster/fleet.ts';
 import { failingRules, type NodeRow } from '../cluster/nodes.ts';
 import type { Severity } from '../report/types.ts';
 import { countLines, failBlock, idColumn, painter, unknownBlock, unknownGroups, type Layout } from './terminal/findings.ts';
-import { displayWidth, hang, row } from './terminal/layout.ts';
+import { hang, row } from './terminal/layout.ts';
+import { displayWidth } from '../text/width.ts';
 import { describeEvidence, referenceText, STATUS_LABEL, summaryLine } from './text.ts';
 
 const TAG: Record<Severity, string> = { critical: 'CRIT', warning: 'WARN', info: 'INFO' };

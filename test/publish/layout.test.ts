@@ -3,7 +3,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { clip, commandLines, displayWidth, hang, row, wrap } from '../../src/publish/terminal/layout.ts';
+import { clip, commandLines, hang, row, wrap } from '../../src/publish/terminal/layout.ts';
+import { displayWidth } from '../../src/text/width.ts';
 
 const word = fc.stringMatching(/^[A-Za-z0-9.,;:()→≥µ/-]{1,14}$/);
 

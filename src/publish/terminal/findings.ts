@@ -6,7 +6,8 @@
 import type { Finding, FindingStatus } from '../../report/types.ts';
 import { shortReason } from '../../wire/finding-line.ts';
 import { describeEvidence, referenceText, STATUS_LABEL } from '../text.ts';
-import { clip, commandLines, displayWidth, hang, row } from './layout.ts';
+import { clip, commandLines, hang, row } from './layout.ts';
+import { displayWidth } from '../../text/width.ts';
 import { byCodePoint } from '../../order.ts';
 
 export type Color = 'red' | 'yellow' | 'green' | 'dim' | 'bold';

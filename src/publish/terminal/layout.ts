@@ -1,31 +1,9 @@
-// Text layout for the terminal: display width, word wrap with a hanging indent (never mid-word
-// unless one word is wider than the line), clipping to a number of lines, columns that wrap.
-
-// East Asian wide and fullwidth characters and emoji take two columns; combining marks none.
-const WIDE = /[\u1100-\u115F\u2E80-\u303E\u3041-\u33FF\u3400-\u4DBF\u4E00-\u9FFF\uA000-\uA4CF\uAC00-\uD7A3\uF900-\uFAFF\uFE30-\uFE4F\uFF00-\uFF60\uFFE0-\uFFE6\u{1F300}-\u{1F64F}\u{1F900}-\u{1F9FF}\u{20000}-\u{3FFFD}]/u;
-const ZERO_WIDTH = /[\p{Mn}\p{Me}\u200B-\u200F]/u;
-
-export function displayWidth(text: string): number {
-  let columns = 0;
-  for (const char of text) columns += ZERO_WIDTH.test(char) ? 0 : WIDE.test(char) ? 2 : 1;
-  return columns;
-}
+// Text layout for the terminal: word wrap with a hanging indent (never mid-word unless one word is
+// wider than the line), clipping to a number of lines, columns that wrap. Widths: text/width.ts.
+import { displayWidth, takeColumns } from '../../text/width.ts';
 
 export function padEnd(text: string, columns: number): string {
   return text + ' '.repeat(Math.max(0, columns - displayWidth(text)));
-}
-
-/** The first characters of `text` that fit in `columns`. */
-function take(text: string, columns: number): string {
-  let out = '';
-  let used = 0;
-  for (const char of text) {
-    const w = displayWidth(char);
-    if (used + w > columns) break;
-    out += char;
-    used += w;
-  }
-  return out;
 }
 
 /** A word wider than the line breaks after a "/", ",", "=", "&", "-", "_" or ":" where one fits, else at the width. */
@@ -33,7 +11,7 @@ function breakWord(word: string, columns: number): string[] {
   const pieces: string[] = [];
   let rest = word;
   while (displayWidth(rest) > columns) {
-    const head = take(rest, columns);
+    const head = takeColumns(rest, columns);
     const at = Math.max(...['/', ',', '=', '&', '-', '_', ':'].map((c) => head.lastIndexOf(c)));
     const cut = at >= columns / 3 ? at + 1 : head.length;
     pieces.push(rest.slice(0, cut));
