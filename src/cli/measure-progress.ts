@@ -2,6 +2,7 @@
 // ("37/100 ready, 12 s"), a line per stage and every 10 s in a log (CI). Notes go above it.
 import type { Progress } from '../measure/run.ts';
 import { hang } from '../publish/terminal/layout.ts';
+import { StatusLine, type TerminalStream } from '../text/status-line.ts';
 
 const LOG_EVERY_MS = 10_000;
 
@@ -20,26 +21,21 @@ export function progressText(p: Progress): string {
 }
 
 export class ProgressLine {
-  private readonly out: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
-  private shown = '';
+  private readonly out: TerminalStream;
+  /** The line on a terminal; undefined in a log. */
+  private readonly line: StatusLine | undefined;
   private lastLogAt = 0;
   private lastStage: Progress['stage'] | undefined;
 
-  constructor(out: NodeJS.WritableStream & { isTTY?: boolean; columns?: number }) {
+  constructor(out: TerminalStream) {
     this.out = out;
-  }
-
-  private get tty(): boolean {
-    return this.out.isTTY === true;
+    this.line = StatusLine.on(out, 20);
   }
 
   update(p: Progress): void {
     const text = progressText(p);
-    if (this.tty) {
-      const width = Math.max(20, (this.out.columns ?? 80) - 1);
-      const line = text.length > width ? `${text.slice(0, width - 1)}…` : text;
-      if (line !== this.shown) this.out.write(`\r\u001b[K${line}`);
-      this.shown = line;
+    if (this.line) {
+      this.line.draw(text);
       return;
     }
     const now = Date.now();
@@ -52,16 +48,11 @@ export class ProgressLine {
 
   /** A line above the progress; on a terminal wrapped to its width. */
   note(line: string): void {
-    if (!this.tty) {
-      this.out.write(`${line}\n`);
-      return;
-    }
-    const text = hang('', line, this.out.columns ?? 80, 2).join('\n');
-    this.out.write(this.shown ? `\r\u001b[K${text}\n${this.shown}` : `${text}\n`);
+    if (this.line) this.line.above(hang('', line, this.line.columns, 2));
+    else this.out.write(`${line}\n`);
   }
 
   clear(): void {
-    if (this.tty && this.shown) this.out.write('\r\u001b[K');
-    this.shown = '';
+    this.line?.clear();
   }
 }

@@ -5,8 +5,7 @@ import type { ApiSummary } from '../cluster/report.ts';
 import type { PageProgress } from '../cluster/api.ts';
 import { spaced } from '../cluster/fleet.ts';
 import type { Io } from './io.ts';
-
-type Terminal = NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+import { StatusLine, type TerminalStream } from '../text/status-line.ts';
 
 export interface PagingProgress {
   page: (progress: PageProgress) => void;
@@ -33,13 +32,11 @@ export function costLine(api: ApiSummary, elapsedMs: number): string {
 
 /** Undefined when stderr is not a terminal: nothing is drawn into logs or pipes. */
 export function pagingProgress(io: Pick<Io, 'stderr'>): PagingProgress | undefined {
-  const stderr = io.stderr as Terminal;
-  if (stderr.isTTY !== true) return undefined;
-  const fit = (line: string) => [...line].slice(0, Math.max(10, (stderr.columns ?? 80) - 1)).join('');
-  let drawn = false;
+  const line = StatusLine.on(io.stderr as TerminalStream);
+  if (!line) return undefined;
   return {
-    page: (p) => { drawn = true; stderr.write(`\r${fit(pageLine(p))}\u001b[K`); },
-    clear: () => { if (drawn) stderr.write('\r\u001b[K'); drawn = false; },
-    done: (api, elapsedMs) => { stderr.write(`${fit(costLine(api, elapsedMs))}\n`); },
+    page: (p) => line.draw(pageLine(p)),
+    clear: () => line.clear(),
+    done: (api, elapsedMs) => line.above([line.fit(costLine(api, elapsedMs))]),
   };
 }

@@ -1,6 +1,7 @@
 // A progress line on stderr while something writes, as fio prints its status line: only on a
 // terminal, redrawn in place, never wider than the terminal, erased when done.
 import type { Io } from './io.ts';
+import { StatusLine, type TerminalStream } from '../text/status-line.ts';
 
 type ProgressIo = Pick<Io, 'stderr'>;
 
@@ -34,11 +35,11 @@ export function progressLine(label: string, done: number, total: number, elapsed
 
 /** Undefined when stderr is not a terminal: nothing is drawn into logs or pipes. */
 export function progressOnTerminal(io: ProgressIo, label: string, now: () => number = Date.now): Progress | undefined {
-  const stderr = io.stderr as NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
-  if (stderr.isTTY !== true) return undefined;
+  const line = StatusLine.on(io.stderr as TerminalStream);
+  if (!line) return undefined;
   const started = now();
   return {
-    onProgress: (done, total) => stderr.write(`\r${progressLine(label, done, total, now() - started, stderr.columns ?? 80)}\u001b[K`),
-    finish: () => stderr.write('\r\u001b[K'),
+    onProgress: (done, total) => line.draw(progressLine(label, done, total, now() - started, line.columns)),
+    finish: () => line.clear(),
   };
 }
