@@ -6,7 +6,7 @@ import { KubeClient, type ClientOptions, type ListOptions } from '../kube/client
 import { ContinueExpired, describeError, KubeError } from '../kube/errors.ts';
 import { objectKey, type KubeObject } from '../kube/objects.ts';
 import { configSource, type ConfigSource } from '../kube/config.ts';
-import { EVENTS, NODES, type ResourceRef } from '../kube/resources.ts';
+import { EVENTS, NODES, resourceName, type ResourceRef } from '../kube/resources.ts';
 
 export type ApiResult<T> = { ok: true; value: T } | { ok: false; code: string; reason: string };
 
@@ -65,10 +65,6 @@ export interface ScanOptions {
 }
 
 type Obj = Record<string, any>;
-
-export function resourceName(ref: ResourceRef): string {
-  return ref.group ? `${ref.plural}.${ref.group}` : ref.plural;
-}
 
 export class ClusterApi {
   readonly requests: ApiRequest[];

@@ -6,9 +6,9 @@
 import type { FactSet } from '../facts/fact-set.ts';
 import { objectKey, type KubeObject } from '../kube/objects.ts';
 import {
-  CONFIGMAPS, CSIDRIVERS, DAEMONSETS, DEPLOYMENTS, PERSISTENTVOLUMECLAIMS, PIPELINERUNS, PODS, STATEFULSETS, STORAGECLASSES, type ResourceRef,
+  CONFIGMAPS, CSIDRIVERS, DAEMONSETS, DEPLOYMENTS, PERSISTENTVOLUMECLAIMS, PIPELINERUNS, PODS, resourceName, STATEFULSETS, STORAGECLASSES, type ResourceRef,
 } from '../kube/resources.ts';
-import { DEFAULT_LOG_BOUNDS, resourceName, type ApiResult, type ClusterApi } from './api.ts';
+import { DEFAULT_LOG_BOUNDS, type ApiResult, type ClusterApi } from './api.ts';
 import { MAX_PODS_PER_SIDECAR, sidecarFacts, throttleFacts, type LabelledLog } from './csi.ts';
 import { controllerLimitFacts, RECENT_PIPELINERUNS, TEKTON_NAMESPACES, tektonInstalledFacts, workspaceClaims, workspaceFacts } from './tekton.ts';
 import { TopN } from './top.ts';

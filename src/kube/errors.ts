@@ -2,7 +2,7 @@
 // failed and why, in one line fit for a terminal or a log: the server's Status message is kept,
 // stripped of control characters and capped (a proxy may send anything).
 import { oneLine } from '../text/controls.ts';
-import type { ResourceRef } from './resources.ts';
+import { resourceName, type ResourceRef } from './resources.ts';
 
 export type Verb = 'get' | 'list' | 'watch' | 'create' | 'patch' | 'delete' | 'deletecollection' | 'log';
 
@@ -104,7 +104,7 @@ function describe(code: ErrorCode, status: number | undefined, detail: string, s
 
 /** "pods in namespace ci", "nodes \"n1\"", "pods \"p\" in namespace ci" (log: "pods/log …"). */
 export function describeTarget(resource: ResourceRef, namespace?: string, name?: string, subresource?: string): string {
-  const plural = resource.group ? `${resource.plural}.${resource.group}` : resource.plural;
+  const plural = resourceName(resource);
   const what = subresource ? `${plural}/${subresource}` : plural;
   const named = name === undefined ? what : `${what} "${printable(name, 253)}"`;
   return namespace === undefined ? named : `${named} in namespace ${printable(namespace, 63)}`;

@@ -10,7 +10,7 @@ import { statusFromBody } from './decode.ts';
 import { Malformed } from './objects.ts';
 import { KubeError, describeTarget, parseRetryAfter, type Verb } from './errors.ts';
 import { AbortReason, ConnectTimeout, TooLarge, readBody, send } from './http.ts';
-import { resourcePath, type ResourceRef } from './resources.ts';
+import { resourceName, resourcePath, type ResourceRef } from './resources.ts';
 
 export interface ClientOptions {
   /** Client-side rate limit shared by every request; default DEFAULT_QPS / DEFAULT_BURST. */
@@ -265,8 +265,7 @@ export class Requests {
   }
 
   count(spec: Spec, code: string, bytes: number): void {
-    const resource = spec.ref.group ? `${spec.ref.plural}.${spec.ref.group}` : spec.ref.plural;
-    this.opts.onRequest?.({ verb: spec.verb, resource: spec.verb === 'log' ? 'pods/log' : resource, code, bytes });
+    this.opts.onRequest?.({ verb: spec.verb, resource: spec.verb === 'log' ? 'pods/log' : resourceName(spec.ref), code, bytes });
   }
 }
 

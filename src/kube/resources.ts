@@ -10,6 +10,11 @@ export interface ResourceRef {
   kind: string;
 }
 
+/** plural[.group] as kubectl and RBAC name it: "pods", "csidrivers.storage.k8s.io". */
+export function resourceName(ref: { plural: string; group?: string }): string {
+  return ref.group ? `${ref.plural}.${ref.group}` : ref.plural;
+}
+
 export function resource(group: string, version: string, plural: string, kind: string, namespaced: boolean): ResourceRef {
   return { group, version, plural, kind, namespaced };
 }

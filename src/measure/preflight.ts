@@ -6,7 +6,7 @@ import { InputError } from '../input-error.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { KubeError } from '../kube/errors.ts';
 import type { KubeObject } from '../kube/objects.ts';
-import { NODES, PODS, SELFSUBJECTACCESSREVIEWS, STORAGECLASSES } from '../kube/resources.ts';
+import { NODES, PODS, resourceName, SELFSUBJECTACCESSREVIEWS, STORAGECLASSES } from '../kube/resources.ts';
 import type { Placement } from './objects.ts';
 
 type Obj = Record<string, any>;
@@ -47,7 +47,7 @@ export function requiredPermissions(withClaims: boolean): Permission[] {
 }
 
 function describePermission(p: Permission): string {
-  return `${p.verb} ${p.group ? `${p.resource}.${p.group}` : p.resource}`;
+  return `${p.verb} ${resourceName({ plural: p.resource, group: p.group })}`;
 }
 
 /**
