@@ -4,7 +4,7 @@
 // what was read or why not, and every request is recorded for the report and the tests.
 import { KubeClient, type ClientOptions, type ListOptions } from '../kube/client.ts';
 import { ContinueExpired, describeError, KubeError } from '../kube/errors.ts';
-import { objectKey, type KubeObject } from '../kube/objects.ts';
+import { objectKey, type KubeObject, type Obj } from '../kube/objects.ts';
 import { configSource, type ConfigSource } from '../kube/config.ts';
 import { EVENTS, NODES, resourceName, type ResourceRef } from '../kube/resources.ts';
 
@@ -63,8 +63,6 @@ export interface ScanOptions {
   /** PartialObjectMetadataList: only apiVersion, kind and metadata of each item. */
   metadataOnly?: boolean;
 }
-
-type Obj = Record<string, any>;
 
 export class ClusterApi {
   readonly requests: ApiRequest[];

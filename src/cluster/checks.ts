@@ -4,7 +4,7 @@
 // then a few of their running pods by the workload's selector; their log tails, bounded.
 // Every list is paged through ClusterApi.scan; each page keeps only what matches.
 import type { FactSet } from '../facts/fact-set.ts';
-import { objectKey, type KubeObject } from '../kube/objects.ts';
+import { objectKey, type KubeObject, type Obj } from '../kube/objects.ts';
 import {
   CONFIGMAPS, CSIDRIVERS, DAEMONSETS, DEPLOYMENTS, PERSISTENTVOLUMECLAIMS, PIPELINERUNS, PODS, resourceName, STATEFULSETS, STORAGECLASSES, type ResourceRef,
 } from '../kube/resources.ts';
@@ -13,8 +13,6 @@ import { MAX_PODS_PER_SIDECAR, sidecarFacts, throttleFacts, type LabelledLog } f
 import { controllerLimitFacts, RECENT_PIPELINERUNS, TEKTON_NAMESPACES, tektonInstalledFacts, workspaceClaims, workspaceFacts } from './tekton.ts';
 import { TopN } from './top.ts';
 import { containersOf, SIDECAR_NAMES, sidecarsIn, tektonControllerIn, WorkloadFinder, workloadLabel, type Sidecar, type Workload } from './workloads.ts';
-
-type Obj = Record<string, any>;
 
 /** PVCs read for claim workspaces, at most. */
 const MAX_CLAIMS = 50;

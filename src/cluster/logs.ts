@@ -1,8 +1,7 @@
 // Client-side throttling lines in a container's log tail, with the node-side matchers (all four
 // client-go formats), and a component's --kube-api-qps/--kube-api-burst from its container args.
 import { collectHits, newTally, type ThrottleTally } from '../collectors/log-scan.ts';
-
-type Obj = Record<string, any>;
+import type { Obj } from '../kube/objects.ts';
 
 export function tallyLog(text: string): ThrottleTally {
   const tally = newTally();

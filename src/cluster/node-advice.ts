@@ -8,8 +8,7 @@ import { InputError } from '../input-error.ts';
 import type { ClusterApi } from './api.ts';
 import { rolesOf } from './nodes.ts';
 import { byCodePoint } from '../order.ts';
-
-type Obj = Record<string, any>;
+import type { Obj } from '../kube/objects.ts';
 
 export const NODE_ADVICE_SCHEMA_VERSION = 1;
 /** The newest Events shown; the JSON has them all. */

@@ -2,8 +2,7 @@
 // what its agent published, parsed with the same module that renders the annotations.
 import { parseAnnotations, type AnnotatedReport, type RuleEntry } from '../wire/annotations.ts';
 import { parseSummaryFacts } from '../wire/summary-facts.ts';
-
-type Obj = Record<string, any>;
+import type { Obj } from '../kube/objects.ts';
 
 export interface NodeRow {
   name: string;

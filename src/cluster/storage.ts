@@ -2,8 +2,7 @@
 // StorageClass names its provisioner; a CSI driver's CSIDriver object says attachRequired (unset or
 // no object: attach). A few non-CSI provisioners are known not to attach.
 import type { ApiResult } from './api.ts';
-
-type Obj = Record<string, any>;
+import type { Obj } from '../kube/objects.ts';
 
 export interface AttachAnswer {
   /** null: could not tell (reason in `detail`). */

@@ -7,8 +7,7 @@ import { flagValue } from './logs.ts';
 import { attachFor, shortModes, singleNode, type StorageView } from './storage.ts';
 import { tektonControllerIn, workloadLabel, type Container, type Workload } from './workloads.ts';
 import { byCodePoint } from '../order.ts';
-
-type Obj = Record<string, any>;
+import type { Obj } from '../kube/objects.ts';
 
 export const TEKTON_NAMESPACES = ['tekton-pipelines', 'openshift-pipelines'];
 /** PipelineRuns looked at: the most recent ones. */

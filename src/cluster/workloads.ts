@@ -3,8 +3,7 @@
 // containers and images. Only the matching workloads are kept from each page; their running pods
 // are then read with the workload's own label selector, a handful at most.
 import { containerArgs, imageParts } from './logs.ts';
-
-type Obj = Record<string, any>;
+import type { Obj } from '../kube/objects.ts';
 
 export const TEKTON_CONTROLLER_CONTAINERS = ['tekton-pipelines-controller', 'openshift-pipelines-controller'];
 

@@ -35,10 +35,13 @@ export interface WatchEvent<T extends KubeObject = KubeObject> {
   object: T;
 }
 
+/** An API object's fields read one by one: each is checked where it is read (the one such type). */
+export type Obj = Record<string, any>;
+
 /** A Node as the agent reads it. */
 export interface NodeObject extends KubeObject {
-  spec?: Record<string, any>;
-  status?: Record<string, any>;
+  spec?: Obj;
+  status?: Obj;
 }
 
 /** A core/v1 Event as the agent creates it. */

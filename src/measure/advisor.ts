@@ -4,8 +4,7 @@
 // from the control-plane nodes' annotations. Anything not published is `unknown` with the reason.
 import { parseAnnotations } from '../wire/annotations.ts';
 import { PUBLISHED_FACTS, parseSummaryFacts, type PublishedFact } from '../wire/summary-facts.ts';
-
-type Obj = Record<string, any>;
+import type { Obj } from '../kube/objects.ts';
 
 export type FactValue = string | number | boolean | null | string[];
 

@@ -8,8 +8,7 @@ import type { NotReadyGroup, PodSample } from './result.ts';
 import { byCodePoint, byText } from '../order.ts';
 import { sampleOf } from './pod-sample.ts';
 import { Timelines, type Timeline } from './timeline.ts';
-
-type Obj = Record<string, any>;
+import type { Obj } from '../kube/objects.ts';
 
 export interface Counts {
   created: number;

@@ -7,8 +7,7 @@ import { KubeError } from '../kube/errors.ts';
 import { NAMESPACES } from '../kube/resources.ts';
 import { EXPIRES_ANNOTATION, MEASURE_SELECTOR, NAMESPACE_PREFIX, NODE_ANNOTATION, STARTED_ANNOTATION, STARTED_BY_ANNOTATION } from './objects.ts';
 import { explainApiFailure } from './preflight.ts';
-
-type Obj = Record<string, any>;
+import type { Obj } from '../kube/objects.ts';
 
 export interface EarlierRun {
   namespace: string;

@@ -5,11 +5,9 @@
 import { InputError } from '../input-error.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { KubeError } from '../kube/errors.ts';
-import type { KubeObject } from '../kube/objects.ts';
+import type { KubeObject, Obj } from '../kube/objects.ts';
 import { NODES, PODS, resourceName, SELFSUBJECTACCESSREVIEWS, STORAGECLASSES } from '../kube/resources.ts';
 import type { Placement } from './objects.ts';
-
-type Obj = Record<string, any>;
 
 /** A problem that stops the measurement before it starts (the CLI's exit 2, as any bad input), in one sentence. */
 export class MeasureError extends InputError {

@@ -6,7 +6,7 @@ import { hostname, userInfo } from 'node:os';
 import type { KubeClient } from '../kube/client.ts';
 import { describeError } from '../kube/errors.ts';
 import { Informer } from '../kube/informer.ts';
-import type { KubeObject } from '../kube/objects.ts';
+import type { KubeObject, Obj } from '../kube/objects.ts';
 import { EVENTS, NAMESPACES, NODES, PODS } from '../kube/resources.ts';
 import { advisorSnapshot } from './advisor.ts';
 import { PodFollower, type Counts } from './follow.ts';
@@ -17,8 +17,6 @@ import { Interrupted, createAll, waitForServiceAccount } from './create.ts';
 import { buildMeasurement, type Context } from './summary.ts';
 import type { Measurement } from './result.ts';
 import { settleEarlierRuns, type LeftoverPolicy } from './earlier.ts';
-
-type Obj = Record<string, any>;
 
 export interface MeasureOptions {
   node: string;

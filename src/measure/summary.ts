@@ -9,8 +9,7 @@ import {
 } from './result.ts';
 import { kubeletVersionOf } from '../workload/state.ts';
 import { validity } from './pod-sample.ts';
-
-type Obj = Record<string, any>;
+import type { Obj } from '../kube/objects.ts';
 
 /** What the run knew before the first pod: used to describe it in the result. */
 export interface Context {

@@ -4,8 +4,7 @@
 // which may be written much later when its API client is throttled). A pod counts as Ready when the
 // watch shows it Running with Ready=True; the total is create request → that event.
 import { timeMs } from '../workload/pod-view.ts';
-
-type Obj = Record<string, any>;
+import type { Obj } from '../kube/objects.ts';
 
 export const MILESTONES = ['bound', 'scheduled', 'sandbox', 'initialized', 'started', 'containersReady', 'ready'] as const;
 export type MilestoneName = (typeof MILESTONES)[number];

@@ -3,6 +3,7 @@
 // The API's timestamps have whole-second precision.
 
 import type { ObjectShape } from '../kube/projection.ts';
+import type { Obj } from '../kube/objects.ts';
 
 export type Milestone = 'created' | 'scheduled' | 'initialized' | 'containersStarted' | 'ready';
 
@@ -16,8 +17,6 @@ export interface PodView {
   /** Volumes that may need an attach (PVCs, generic ephemeral, CSI inline, in-tree block plugins). */
   attachCandidates: number;
 }
-
-type Obj = Record<string, any>;
 
 const KEEP = 'scalar';
 /**

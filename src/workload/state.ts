@@ -4,8 +4,8 @@ import { AttachLatencyTracker } from './attach-latency.ts';
 import { podView } from './pod-view.ts';
 import { PodStartupTracker } from './pod-startup.ts';
 import { STARTUP_PHASES, type CsiDriverInfo, type StartupPhase, type WorkloadSnapshot } from './snapshot.ts';
+import type { Obj } from '../kube/objects.ts';
 
-type Obj = Record<string, any>;
 type Part = keyof WorkloadSnapshot['unsynced'];
 
 export interface WorkloadStateOptions {
