@@ -5,6 +5,7 @@ import { evaluate, factsIn, renderValue, type Params } from './conditions.ts';
 import type { LoadedOverride, LoadedRule } from './rule-file.ts';
 import { scoreImpact } from '../report/score.ts';
 import { byCodePoint } from '../order.ts';
+import { paramOfKey, substitute } from './template.ts';
 
 export type EffectiveRule = LoadedRule & { params: Params };
 
@@ -33,16 +34,16 @@ export function renderTemplate(template: string, facts: FactSet, params: Params)
     const fact = facts.get(key);
     return fact === undefined || fact.unknown !== undefined ? undefined : renderValue(fact.value);
   };
-  return template
-    // {{params.NAME[fact.key]}}: the param NAME_<value of the fact>, e.g. governedBy_creation.
-    .replace(/\{\{\s*params\.([A-Za-z0-9_]+)\[([A-Za-z0-9_.-]+)\]\s*\}\}/g, (_, name: string, key: string) => {
-      const value = factText(key);
-      return value === undefined ? '?' : renderValue(params[`${name}_${value}`]);
-    })
-    .replace(/\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}/g, (_, key: string) => {
-      if (key.startsWith('params.')) return renderValue(params[key.slice('params.'.length)]);
-      return factText(key) ?? '?';
-    });
+  return substitute(template, (placeholder) => {
+    if (placeholder.kind === 'param') return renderValue(params[placeholder.name]);
+    if (placeholder.kind === 'param-by-fact') {
+      // {{params.NAME[fact.key]}}: the param NAME_<value of the fact>, e.g. governedBy_creation.
+      const value = factText(placeholder.key);
+      return value === undefined ? '?' : renderValue(params[`${placeholder.name}_${value}`]);
+    }
+    const param = paramOfKey(placeholder.key);
+    return param !== undefined ? renderValue(params[param]) : factText(placeholder.key) ?? '?';
+  });
 }
 
 /** The facts a finding was decided on first: the applicability facts when it does not apply. */

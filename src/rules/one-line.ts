@@ -7,16 +7,18 @@ import { byteLength } from '../text/bytes.ts';
 import { renderValue } from './conditions.ts';
 import type { RuleDefinition } from './schema.ts';
 import type { PathError } from './rule-file.ts';
+import { paramOfKey, substitute } from './template.ts';
 
 /** What a `{{fact.key}}` placeholder counts as: a typical observed value ("250", "powersave", "18.2"). */
 export const TYPICAL_VALUE = '123456';
 
 /** The template with every fact replaced by a typical value and every param by its own value. */
 export function withTypicalValues(template: string, params: RuleDefinition['params']): string {
-  return template
-    .replace(/\{\{\s*params\.([A-Za-z0-9_]+)\[[A-Za-z0-9_.-]+\]\s*\}\}/g, TYPICAL_VALUE)
-    .replace(/\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}/g, (_, key: string) =>
-      key.startsWith('params.') ? renderValue(params?.[key.slice('params.'.length)]) : TYPICAL_VALUE);
+  return substitute(template, (placeholder) => {
+    if (placeholder.kind === 'param-by-fact') return TYPICAL_VALUE;
+    const param = placeholder.kind === 'param' ? placeholder.name : paramOfKey(placeholder.key);
+    return param !== undefined ? renderValue(params?.[param]) : TYPICAL_VALUE;
+  });
 }
 
 export function oneLineErrors(rule: RuleDefinition, at: (string | number)[]): PathError[] {

@@ -1,6 +1,7 @@
 // Checks a schema cannot express: operators given the operands they need, params that exist,
 // template placeholders that resolve, unique ids, overrides that name a loaded rule.
 import { oneLineErrors } from './one-line.ts';
+import { paramOfKey, placeholders } from './template.ts';
 import type { PathError } from './rule-file.ts';
 import { CLUSTER_FACT_PREFIX, isLeaf, type Condition, type LeafCondition, type RuleDefinition, type RuleOverride } from './schema.ts';
 
@@ -53,22 +54,22 @@ export function templateErrors(rule: RuleDefinition, at: (string | number)[]): P
     [['remediation', 'summary'], rule.remediation.summary],
   ];
   for (const [field, template] of fields) {
-    for (const [, name] of template.matchAll(/\{\{\s*params\.([A-Za-z0-9_]+)\s*\}\}/g)) {
-      if (rule.params?.[name as string] === undefined) {
-        errors.push({ segments: [...at, ...field], message: `uses {{params.${name}}}, which the rule's params do not define` });
+    for (const placeholder of placeholders(template)) {
+      if (placeholder.kind === 'param' && rule.params?.[placeholder.name] === undefined) {
+        errors.push({ segments: [...at, ...field], message: `uses {{params.${placeholder.name}}}, which the rule's params do not define` });
       }
-    }
-    for (const [, name] of template.matchAll(/\{\{\s*params\.([A-Za-z0-9_]+)\[[A-Za-z0-9_.-]+\]\s*\}\}/g)) {
-      if (!Object.keys(rule.params ?? {}).some((key) => key.startsWith(`${name}_`))) {
-        errors.push({ segments: [...at, ...field], message: `uses {{params.${name}[…]}}, but the rule defines no param named ${name}_<value>` });
+      if (placeholder.kind === 'param-by-fact' && !Object.keys(rule.params ?? {}).some((key) => key.startsWith(`${placeholder.name}_`))) {
+        errors.push({ segments: [...at, ...field], message: `uses {{params.${placeholder.name}[…]}}, but the rule defines no param named ${placeholder.name}_<value>` });
       }
     }
   }
   return [...errors, ...staticSummaryErrors(rule, at)];
 }
 
-/** A fact placeholder ({{kernel.hz}}, not {{params.x}}): its text differs from node to node. */
-const FACT_PLACEHOLDER = /\{\{\s*(?!params\.)[A-Za-z0-9_.-]+\s*\}\}/;
+/** The keys of a template's fact placeholders ({{kernel.hz}}, not {{params.x}}): their text differs from node to node. */
+function factPlaceholders(template: string): string[] {
+  return placeholders(template).flatMap((p) => (p.kind === 'fact' && paramOfKey(p.key) === undefined ? [p.key] : []));
+}
 
 /**
  * The alerts show a rule's fix from a static map generated from the rule files (no free text in
@@ -79,7 +80,7 @@ function staticSummaryErrors(rule: RuleDefinition, at: (string | number)[]): Pat
   if (staticSummary !== undefined && /\{\{/.test(staticSummary)) {
     return [{ segments: [...at, 'remediation', 'staticSummary'], message: 'is the fix without node-specific values: no {{…}} placeholders' }];
   }
-  if (staticSummary === undefined && FACT_PLACEHOLDER.test(summary)) {
+  if (staticSummary === undefined && factPlaceholders(summary).length > 0) {
     return [{ segments: [...at, 'remediation', 'summary'], message: 'names facts, so it differs per node; add remediation.staticSummary (the same fix without them) for the alerts\' fix text' }];
   }
   return [];
@@ -94,13 +95,12 @@ function namedFacts(rule: RuleDefinition): { key: string; where: string }[] {
     return ('all' in condition ? condition.all : condition.any).flatMap((part) => walk(part, where));
   };
   const templates = [rule.observed, rule.expected, rule.message, rule.remediation.summary, rule.remediation.text, ...(rule.remediation.commands ?? [])];
-  const placeholders = templates.flatMap((text) => [...text.matchAll(/\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}/g)].map((m) => m[1] as string))
-    .filter((key) => !key.startsWith('params.'));
+  const named = templates.flatMap(factPlaceholders);
   return [
     ...walk(rule.appliesWhen, 'appliesWhen'),
     ...walk(rule.failsWhen, 'failsWhen'),
     ...(rule.evidence ?? []).map((key) => ({ key, where: 'evidence' })),
-    ...placeholders.map((key) => ({ key, where: 'templates' })),
+    ...named.map((key) => ({ key, where: 'templates' })),
   ];
 }
 
