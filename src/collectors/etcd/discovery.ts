@@ -4,7 +4,6 @@
 // root's etcd unit (kubespray, Debian) with its EnvironmentFile, and k3s's embedded etcd. When nothing
 // says where the data is, the data dir is unknown with the reason, never a default presented as found.
 import path from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import type { HostRoot } from '../../host/host-root.ts';
 import { argsFrom, listProcesses, parseFlags as parsePflags } from '../../host/processes.ts';
 import { realHostPath } from '../../host/block-device.ts';
@@ -12,6 +11,7 @@ import { parseEnvironmentFile, reconstructUnitCommand } from '../../host/systemd
 import { fileTrust, filesTrust } from '../../host/trust.ts';
 import { environmentOf, findEtcdProcesses, type EnvironmentSource, type EtcdProcess } from './process.ts';
 import { detectRancher } from '../rancher.ts';
+import { parseStaticPod, type StaticPod } from '../static-pod.ts';
 
 export { findEtcdProcesses } from './process.ts';
 
@@ -73,28 +73,16 @@ interface PodMapping {
   mounts: { mountPath: string; hostPath: string }[];
 }
 
-type YamlMap = Record<string, unknown>;
-const asList = (value: unknown): YamlMap[] => (Array.isArray(value) ? value.filter((v): v is YamlMap => typeof v === 'object' && v !== null) : []);
-
-/** The etcd container's flags and its hostPath mounts, from a static pod manifest. */
+/** The etcd container's flags and its hostPath mounts, from a static pod manifest (collectors/static-pod.ts). */
 export function parseEtcdManifest(text: string): PodMapping | undefined {
-  let doc: unknown;
+  let pod: StaticPod;
   try {
-    doc = parseYaml(text);
+    pod = parseStaticPod('', text, 'etcd');
   } catch {
     return undefined;
   }
-  const spec = (doc as YamlMap | null)?.spec as YamlMap | undefined;
-  const containers = asList(spec?.containers);
-  const container = containers.find((c) => c.name === 'etcd') ?? containers[0];
-  if (!container) return undefined;
-  const listOf = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
-  const args = [...listOf(container.command), ...listOf(container.args)].map(String);
-  const volumes = new Map(asList(spec?.volumes).map((v) => [String(v.name), (v.hostPath as YamlMap | undefined)?.path]));
-  const mounts = asList(container.volumeMounts)
-    .map((m) => ({ mountPath: String(m.mountPath ?? ''), hostPath: volumes.get(String(m.name)) }))
-    .filter((m): m is { mountPath: string; hostPath: string } => typeof m.hostPath === 'string' && m.mountPath.startsWith('/'));
-  return { flags: parseFlags(args), mounts };
+  if (pod.error !== undefined) return undefined;
+  return { flags: parseFlags(pod.args.map((arg) => arg.text)), mounts: pod.mounts.filter((m) => m.mountPath.startsWith('/')) };
 }
 
 /** A container path mapped through the deepest hostPath mount that holds it. */
