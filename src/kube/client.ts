@@ -124,10 +124,16 @@ export class KubeClient {
       (text) => decodeObject<T>(text));
   }
 
-  /** The whole list (following `continue` when `limit` is set). */
-  async list<T extends KubeObject>(ref: ResourceRef, opts: ListOptions = {}): Promise<KubeList<T>> {
+  /**
+   * The whole list (following `continue` when `limit` is set), the one place pages are collected;
+   * `bound`: more than `maxItems` items stops the list with its `tooMany()` error.
+   */
+  async list<T extends KubeObject>(ref: ResourceRef, opts: ListOptions = {}, bound?: { maxItems: number; tooMany: () => Error }): Promise<KubeList<T>> {
     const items: T[] = [];
-    const { resourceVersion } = await this.listPages<T>(ref, opts, (page) => { items.push(...page.items); });
+    const { resourceVersion } = await this.listPages<T>(ref, opts, (page) => {
+      items.push(...page.items);
+      if (bound && items.length > bound.maxItems) throw bound.tooMany();
+    });
     return { resourceVersion, items };
   }
 

@@ -143,12 +143,8 @@ export class Informer<T extends KubeObject> {
   private async listAll(listFrom: string | undefined, signal: AbortSignal): Promise<KubeList<T>> {
     const { namespace, labelSelector, fieldSelector, metadataOnly, project, pageBytes } = this.opts;
     const paging = pageBytes === undefined ? { resourceVersion: listFrom } : { limit: MAX_PAGE_ITEMS, firstLimit: FIRST_PAGE_ITEMS, pageBytes };
-    const items: T[] = [];
-    const { resourceVersion } = await this.client.listPages<T>(this.ref, { namespace, labelSelector, fieldSelector, metadataOnly, project, signal, ...paging }, (page) => {
-      items.push(...page.items);
-      if (items.length > (this.opts.maxObjects ?? Infinity)) throw this.tooMany('list');
-    });
-    return { resourceVersion, items };
+    return this.client.list<T>(this.ref, { namespace, labelSelector, fieldSelector, metadataOnly, project, signal, ...paging },
+      { maxItems: this.opts.maxObjects ?? Infinity, tooMany: () => this.tooMany('list') });
   }
 
   private tooMany(verb: 'list' | 'watch'): KubeError {
