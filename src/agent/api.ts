@@ -10,6 +10,7 @@ import { CSIDRIVERS, CSINODES, EVENTS, NODES, PODS, type ResourceRef } from '../
 import type { AnnotationPatch } from '../wire/annotations.ts';
 import { POD_FIELDS } from '../workload/pod-view.ts';
 import type { AgentMetrics } from '../publish/metrics.ts';
+import type { WorkloadInformers } from './workload-watcher.ts';
 
 /** Documented default: 1 request/s with a burst of 5, far below kubelet's own 50/100. */
 export const CLIENT_QPS = 1;
@@ -40,12 +41,8 @@ export const MAX_PODS = 2000;
 /** A LIST page of pods: ~8 MiB of response bytes (outside the heap), whatever tenants put in their pods. */
 const POD_PAGE_BYTES = 8 * 1024 * 1024;
 
-export interface AgentInformers {
-  node: Informer<NodeObject>;
-  pods: Informer<KubeObject>;
-  csiDrivers: Informer<KubeObject>;
-  csiNode: Informer<KubeObject>;
-}
+/** One list-watch per watched part (workload/snapshot.ts WATCHED_PARTS); the Node's is typed as one. */
+export type AgentInformers = WorkloadInformers & { node: Informer<NodeObject> };
 
 /** The agent's four list-watches; no periodic GET or LIST beyond them. */
 export function agentInformers(client: KubeClient, nodeName: string, deps: { backoff: BackoffPolicy; log(line: string): void; metrics?: AgentMetrics }): AgentInformers {

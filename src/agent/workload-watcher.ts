@@ -5,14 +5,12 @@
 import type { Informer } from '../kube/informer.ts';
 import type { KubeObject } from '../kube/objects.ts';
 import type { WorkloadState } from '../workload/state.ts';
+import type { WatchedPart } from '../workload/snapshot.ts';
 
-type Part = 'pods' | 'csiDrivers' | 'csiNode';
+/** Every watched part but the Node, which the agent's NodeWatcher feeds. */
+type Part = Exclude<WatchedPart, 'node'>;
 
-export interface WorkloadInformers {
-  pods: Informer<KubeObject>;
-  csiDrivers: Informer<KubeObject>;
-  csiNode: Informer<KubeObject>;
-}
+export type WorkloadInformers = Record<Part, Informer<KubeObject>>;
 
 export class WorkloadWatcher {
   private readonly informers: Informer<KubeObject>[];

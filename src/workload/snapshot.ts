@@ -15,10 +15,17 @@ export interface CsiDriverInfo {
   attachRequired: boolean | null;
 }
 
+/**
+ * The agent's list-watches, one per part of the snapshot: the one list the informers
+ * (agent/api.ts, agent/workload-watcher.ts), the unsynced reasons and the settle count follow.
+ */
+export const WATCHED_PARTS = ['pods', 'csiDrivers', 'csiNode', 'node'] as const;
+export type WatchedPart = (typeof WATCHED_PARTS)[number];
+
 export interface WorkloadSnapshot {
   nodeName: string;
   /** Why a part is not known yet (its watch has not listed, or failed); absent when synced. */
-  unsynced: { pods?: string; csiDrivers?: string; csiNode?: string; node?: string };
+  unsynced: Partial<Record<WatchedPart, string>>;
   /** Node.status.nodeInfo.kubeletVersion as last seen on the Node watch ("v1.31.2"); null until seen or when malformed. */
   kubeletVersion: string | null;
   /** Node.status.volumesAttached[].name and volumesInUse, as last seen on the Node watch. */

@@ -3,10 +3,9 @@
 import { AttachLatencyTracker } from './attach-latency.ts';
 import { podView } from './pod-view.ts';
 import { PodStartupTracker } from './pod-startup.ts';
-import { STARTUP_PHASES, type CsiDriverInfo, type StartupPhase, type WorkloadSnapshot } from './snapshot.ts';
+import { STARTUP_PHASES, WATCHED_PARTS, type CsiDriverInfo, type StartupPhase, type WatchedPart, type WorkloadSnapshot } from './snapshot.ts';
 import type { Obj } from '../kube/objects.ts';
 
-type Part = keyof WorkloadSnapshot['unsynced'];
 
 export interface WorkloadStateOptions {
   nodeName: string;
@@ -18,7 +17,6 @@ export interface WorkloadStateOptions {
 }
 
 const MAX_DRIVERS = 500;
-const PARTS = 4;
 const MAX_VOLUME_NAMES = 1000;
 
 export class WorkloadState {
@@ -31,14 +29,14 @@ export class WorkloadState {
   private volumesAttached: string[] = [];
   private volumesInUse: string[] = [];
   private kubeletVersion: string | null = null;
-  private readonly settled = new Set<Part>();
+  private readonly settled = new Set<WatchedPart>();
   private readonly waiters: (() => void)[] = [];
   /** resourceVersion of the last pod delivered (tests wait on it). */
   lastPodVersion: string | undefined;
   private readonly unsynced: WorkloadSnapshot['unsynced'] = {
     pods: 'the pod watch has not listed yet', csiDrivers: 'the CSIDriver watch has not listed yet',
     csiNode: 'the CSINode watch has not listed yet', node: 'the Node watch has not listed yet',
-  };
+  } satisfies Record<WatchedPart, string>;
 
   constructor(opts: WorkloadStateOptions) {
     this.nodeName = opts.nodeName;
@@ -51,16 +49,16 @@ export class WorkloadState {
   }
 
   /** A watch listed (reason undefined) or failed (its reason stays until the next list). */
-  synced(part: Part, failure?: string): void {
+  synced(part: WatchedPart, failure?: string): void {
     if (failure === undefined) delete this.unsynced[part];
     else this.unsynced[part] = failure;
     this.settled.add(part);
-    if (this.settled.size === PARTS) for (const resolve of this.waiters.splice(0)) resolve();
+    if (this.settled.size === WATCHED_PARTS.length) for (const resolve of this.waiters.splice(0)) resolve();
   }
 
   /** Resolves once every watch has listed or failed once, after timeoutMs, or when `signal` aborts (the first scan waits for it). */
   settledOrTimeout(timeoutMs: number, signal?: AbortSignal): Promise<void> {
-    if (this.settled.size === PARTS || signal?.aborted) return Promise.resolve();
+    if (this.settled.size === WATCHED_PARTS.length || signal?.aborted) return Promise.resolve();
     return new Promise((resolve) => {
       const timer = setTimeout(done, timeoutMs);
       const waiters = this.waiters;
@@ -76,7 +74,7 @@ export class WorkloadState {
     });
   }
 
-  hasListed(part: Part): boolean {
+  hasListed(part: WatchedPart): boolean {
     return this.unsynced[part] === undefined;
   }
 
