@@ -20,5 +20,7 @@ export interface Collector {
   name: string;
   /** The fact keys this collector decides; on a crash they all become unknown. */
   provides: string[];
+  /** Facts of other collectors it reads: the runner runs it after those (test/unit/collector-order.test.ts checks the list). */
+  reads?: readonly string[];
   collect(ctx: CollectorContext): Promise<void>;
 }

@@ -120,6 +120,7 @@ function setAll(facts: FactSet, file: string, settings: ContainerdSettings): voi
 const containerdCollector: Collector = {
   name: 'containerd',
   provides: FACTS,
+  reads: ['kubelet.cgroupDriver'],
   async collect({ host, facts }) {
     const file = await configPath(host);
     const text = await host.readText(file, { maxBytes: MAX_CONFIG_BYTES });

@@ -1,5 +1,6 @@
-// The collectors, in the order they run: later ones may read earlier ones' facts
-// (tuned's recommendation needs cpu.virtualized; etcd's priority and probe need etcd's discovery).
+// The collectors. A collector that reads another's facts says so (`reads`: tuned's recommendation
+// needs cpu.virtualized; etcd's priority and probe need etcd's discovery) and the runner
+// (run.ts, orderCollectors) runs it after them; otherwise they run in this order.
 import type { Collector } from './collector.ts';
 import kernel from './kernel.ts';
 import cpu from './cpu.ts';

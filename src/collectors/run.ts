@@ -19,6 +19,26 @@ export interface CollectOptions {
   liveProc?: boolean;
 }
 
+/**
+ * The collectors in an order where each runs after the providers of the facts it `reads`; otherwise
+ * in the order given. A read no collector of the list provides is left unknown to it. A circle of
+ * reads is a bug in the collectors' declarations and throws.
+ */
+export function orderCollectors(collectors: readonly Collector[]): Collector[] {
+  const providerOf = new Map(collectors.flatMap((c) => c.provides.map((key) => [key, c] as const)));
+  const ordered: Collector[] = [];
+  const waiting = [...collectors];
+  while (waiting.length > 0) {
+    const ready = waiting.findIndex((c) => (c.reads ?? []).every((key) => {
+      const provider = providerOf.get(key);
+      return provider === undefined || provider === c || ordered.includes(provider);
+    }));
+    if (ready < 0) throw new Error(`collectors read each other's facts in a circle: ${waiting.map((c) => c.name).join(', ')}`);
+    ordered.push(...waiting.splice(ready, 1));
+  }
+  return ordered;
+}
+
 export async function collectFacts(host: HostRoot, options: CollectOptions = {}): Promise<FactSet> {
   const facts = new FactSet();
   let live: boolean | undefined;
@@ -30,7 +50,7 @@ export async function collectFacts(host: HostRoot, options: CollectOptions = {})
     liveProc: async () => options.liveProc ?? (live ??= await isLiveProcfs(host)),
     ...(options.cluster ? { cluster: options.cluster } : {}),
   };
-  for (const collector of options.collectors ?? COLLECTORS) {
+  for (const collector of orderCollectors(options.collectors ?? COLLECTORS)) {
     try {
       await collector.collect(ctx);
     } catch (error) {

@@ -74,6 +74,7 @@ function startup(facts: FactSet, c: WorkloadSnapshot): void {
 const workloadApi: Collector = {
   name: 'workload-api',
   provides: ['workload.apiView', ...ATTACH_MODE_FACTS, ...ATTACH_LATENCY_FACTS, ...STARTUP_FACTS],
+  reads: ['volumes.registeredPlugins'],
   async collect({ facts, cluster }) {
     if (!cluster) {
       facts.set('workload.apiView', false, 'default', NO_CLUSTER);

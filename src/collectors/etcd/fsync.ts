@@ -63,6 +63,7 @@ export function createEtcdFsyncCollector(settings: EtcdFsyncSettings): Collector
   return {
     name: 'etcd-fsync',
     provides: [...FSYNC_FACTS, 'etcd.fsync.probed'],
+    reads: ['etcd.present', 'etcd.dataDir', 'etcd.device.majorMinor'],
     async collect(ctx) {
       // Not probing is the operator's choice, not a property of the disk: the rule is then not applicable.
       ctx.facts.set('etcd.fsync.probed', settings.run, 'flag:--probe', settings.run ? undefined : 'run `scan --probe` (or `probe fsync --dir <etcd data dir>`) to time fdatasync on etcd\'s disk');

@@ -93,6 +93,7 @@ async function recordEventsSplit(ctx: CollectorContext): Promise<void> {
 const etcdPriorityCollector: Collector = {
   name: 'etcd-priority',
   provides: ['etcd.ioPriority.class', 'etcd.ioPriority.level', 'etcd.eventsSplit'],
+  reads: ['etcd.present', 'etcd.pid'],
   async collect(ctx) {
     await recordIoPriority(ctx);
     await recordEventsSplit(ctx);

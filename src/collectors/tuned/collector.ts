@@ -116,6 +116,7 @@ const tunedCollector: Collector = {
     'tuned.installed', 'tuned.profiles', 'tuned.activeProfiles', 'tuned.postLoadedProfile', 'tuned.loadedProfiles',
     'tuned.profileChain', 'tuned.mode', 'tuned.running', 'tuned.recommendedProfile', 'tuned.fixKind', ...Object.values(CPU_SETTING_FACTS),
   ],
+  reads: ['cpu.cpufreq', 'cpu.policies', 'cpu.virtualized', 'cpu.hypervisor'],
   async collect(ctx) {
     const { host, facts } = ctx;
     let marker: string | undefined;
