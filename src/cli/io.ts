@@ -16,6 +16,8 @@ export type Command = (args: string[], io: Io) => Promise<number>;
 export const EXIT_OK = 0;
 export const EXIT_FINDINGS = 1;
 export const EXIT_INPUT = 2;
+/** An internal error: a bug, not the user's input. */
+export const EXIT_BUG = 3;
 
 /** Wrong flags and bad input files: exit 2 with a sentence, never a stack trace. */
 export class UsageError extends InputError {

@@ -35,11 +35,7 @@ export function configSourceFrom(values: { kubeconfig?: string; context?: string
   return { ...source, context: values.context };
 }
 
-/** The cluster these flags name; a bad kubeconfig or context is the user's to fix: exit 2 with the reason. */
+/** The cluster these flags name; a bad kubeconfig or context (KubeConfigError, an InputError) is the user's to fix: exit 2 with the reason. */
 export function clusterApiFrom(values: { kubeconfig?: string; context?: string }, env: NodeJS.ProcessEnv, opts: ClientOptions = {}, paging?: Paging): ClusterApi {
-  try {
-    return ClusterApi.fromSource(configSourceFrom(values, env), opts, paging);
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
+  return ClusterApi.fromSource(configSourceFrom(values, env), opts, paging);
 }

@@ -1,7 +1,9 @@
-// Command dispatch. Every error a user can cause ends here as one clear sentence and exit code 2.
+// Command dispatch. Every error a user can cause (an InputError) ends here as one clear sentence and
+// exit code 2; any other error is a bug: one line, exit 3, and a hint to report it.
 import { createRequire } from 'node:module';
 import { InputError } from '../input-error.ts';
-import { EXIT_INPUT, EXIT_OK, type Command, type Io } from './io.ts';
+import { EXIT_BUG, EXIT_INPUT, EXIT_OK, type Command, type Io } from './io.ts';
+import { oneLine } from '../text/controls.ts';
 import { stripControls } from '../text/terminal.ts';
 import { didYouMean } from '../text/suggest.ts';
 
@@ -84,8 +86,9 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
       io.stderr.write(`${who}: ${stripControls(error.message)}\n`);
       return EXIT_INPUT;
     }
-    io.stderr.write(`${who}: internal error: ${stripControls((error as Error)?.message ?? String(error))}\n`);
+    // Anything but bad input is a bug: one line, exit 3 (not 1, which means a rule failed), and where to report it.
+    io.stderr.write(`${who}: internal error: ${oneLine((error as Error)?.message ?? String(error))} (a bug: please report it with the command line; DEBUG=1 prints the stack)\n`);
     if (io.env.DEBUG) io.stderr.write(`${(error as Error)?.stack ?? ''}\n`);
-    return 3;
+    return EXIT_BUG;
   }
 }

@@ -8,9 +8,10 @@ import { isIPv6 } from 'node:net';
 import path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
 import { printable } from './errors.ts';
+import { InputError } from '../input-error.ts';
 
-/** A bad kubeconfig or missing in-cluster config: the CLI turns it into exit 2. */
-export class KubeConfigError extends Error {
+/** A bad kubeconfig or missing in-cluster config: bad input, the CLI's exit 2. */
+export class KubeConfigError extends InputError {
   override name = 'KubeConfigError';
 }
 

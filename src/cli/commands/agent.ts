@@ -104,18 +104,15 @@ export async function agentCommand(args: string[], io: Io): Promise<number> {
     });
     return previous;
   };
-  let agent;
-  try {
-    agent = wireAgent({
-      kubeconfig: values.kubeconfig, nodeName, scan, log, metrics,
-      dryRunOut: values['dry-run'] ? io.stdout : undefined,
-      agent: { intervalMs, startupJitterMs: values.once ? 0 : startupJitterMs, once: values.once === true },
-    });
-  } catch (err) {
-    throw new UsageError((err as Error).message);
-  }
+  // A bad kubeconfig throws KubeConfigError, an InputError (exit 2); anything else wireAgent throws is a bug.
+  const agent = wireAgent({
+    kubeconfig: values.kubeconfig, nodeName, scan, log, metrics,
+    dryRunOut: values['dry-run'] ? io.stdout : undefined,
+    agent: { intervalMs, startupJitterMs: values.once ? 0 : startupJitterMs, once: values.once === true },
+  });
   const server = values.once ? undefined : await startMetricsServer(metrics, address, () => agent.ready)
-    .catch((err: Error) => { throw new UsageError(err.message); });
+    // The address cannot be listened on (in use, not ours, no permission): the flag's to fix.
+    .catch((err: NodeJS.ErrnoException) => { throw err.code ? new UsageError(err.message) : err; });
   if (server) log(`serving /metrics, /healthz, /readyz on ${address.host}:${server.port}`);
   const stop = (): void => { log('stopping: aborting what is in flight (a publish gets a short grace)'); agent.stop(); };
   process.once('SIGTERM', stop);

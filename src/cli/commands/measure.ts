@@ -205,14 +205,11 @@ export async function measureCommand(args: string[], io: Io): Promise<number> {
   if (s.save !== undefined) await checkWritable(s.save);
   const failed: Measurement['api']['failed'] = [];
   let client: KubeClient;
-  try {
-    client = KubeClient.fromSource(configSourceFrom(s, io.env), {
-      limiter: new TokenBucket(1000, 2 * s.pods + 50), userAgent: 'node-tuning-advisor/measure',
-      onRequest: (r) => { if (!/^2\d\d$/.test(r.code) && r.code !== 'stopped' && failed.length < 50) failed.push({ verb: r.verb, resource: r.resource, code: r.code }); },
-    });
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
+  // A bad kubeconfig throws KubeConfigError, an InputError (exit 2); anything else is a bug.
+  client = KubeClient.fromSource(configSourceFrom(s, io.env), {
+    limiter: new TokenBucket(1000, 2 * s.pods + 50), userAgent: 'node-tuning-advisor/measure',
+    onRequest: (r) => { if (!/^2\d\d$/.test(r.code) && r.code !== 'stopped' && failed.length < 50) failed.push({ verb: r.verb, resource: r.resource, code: r.code }); },
+  });
   const stops = interrupts(io);
   const progress = new ProgressLine(io.stderr as NodeJS.WritableStream & { isTTY?: boolean; columns?: number });
   const interactive = (io.stdin as { isTTY?: boolean } | undefined)?.isTTY === true && (io.stderr as { isTTY?: boolean }).isTTY === true;
