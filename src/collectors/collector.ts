@@ -1,3 +1,4 @@
+// collectors/: know no rule; read the host through host/, write facts/ (the runner is run.ts).
 import type { FactSet } from '../facts/fact-set.ts';
 import type { HostRoot } from '../host/host-root.ts';
 import type { WorkloadSnapshot } from '../workload/snapshot.ts';

@@ -1,3 +1,4 @@
+// facts/: the vocabulary collectors write and rules read; imports nothing from src/.
 // Facts are what collectors found, keyed by dotted names ("kernel.hz"), each with where it came from.
 // A known fact may be null ("looked, and there is none": no EPP file, no tuned profile). An unknown
 // fact says why it could not be decided; rules treat it as unknown, never as a pass.

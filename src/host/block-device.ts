@@ -1,3 +1,4 @@
+// host/: every read of the node goes through here; imports only text/ and the leaves, never a layer above.
 // From a "major:minor" to the physical disks under it, through sysfs: /sys/dev/block/M:m links to
 // the device's directory; a partition's parent directory is its disk; a device-mapper device (LVM,
 // dm-crypt, multipath) lists what it is built on in slaves/, which may be dm devices again. Each device

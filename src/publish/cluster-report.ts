@@ -1,3 +1,4 @@
+// publish/: renderers of every result; they take data and know no rule (nothing below imports them).
 // Renders `report`: nodes worst first, failing rules grouped across nodes, then the cluster checks
 // as `scan` shows a node's: what to fix first, the evidence one flag away (--verbose). The table
 // fits `width` columns: long cells wrap under themselves, nothing is cut.

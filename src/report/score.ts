@@ -1,3 +1,4 @@
+// report/: the Report and Finding types and the score; imports only facts/.
 // Score and grade. Every failing rule takes weight × severity points off 100; an unknown one takes
 // half of that, because "could not check" is not "fine". Passing and not-applicable rules take nothing.
 //   points: info 1, warning 5, critical 15        grade: A ≥ 90, B ≥ 80, C ≥ 70, D ≥ 60, else F

@@ -1,3 +1,4 @@
+// rules/: knows fact keys, never a collector (same rank as collectors/, so neither imports the other).
 // Evaluates rule conditions over facts with three-valued logic: a missing or unknown fact makes its
 // leaf unknown, and unknown propagates unless another part already decides (false in `all`, true in `any`).
 import type { FactSet, FactValue } from '../facts/fact-set.ts';

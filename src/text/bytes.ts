@@ -1,3 +1,4 @@
+// text/: shared by every layer; imports nothing from src/ (test/unit/layers.test.ts).
 // Byte-exact text helpers: kubectl measures annotation lines in bytes (Go len), not characters.
 
 export function byteLength(text: string): number {

@@ -1,3 +1,4 @@
+// wire/: the format the agent writes and report/describe/measure read; imports only report/, facts/, text/ and order.ts.
 // Report → the annotations we own on the Node, and the merge patch that brings the Node there.
 // Pure: no I/O. Limits come from `kubectl describe node`, which prints `key: value` when
 // key+value+2 ≤ 140 bytes and otherwise prints each `\n`-separated line cut to 138 bytes.

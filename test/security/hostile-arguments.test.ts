@@ -1,5 +1,5 @@
 // Issue 22 item 2: any local user or tenant can start a process named kube-scheduler with a long
-// `--kube-api-qps=x (a)(a)…` argument. Its value reached shortReason (src/publish/finding-line.ts),
+// `--kube-api-qps=x (a)(a)…` argument. Its value reached shortReason (src/wire/finding-line.ts),
 // whose parenthesis regex took cubic time: 4 000 groups, 69 s without an answer on /healthz. Now
 // host values are bounded where they enter a reason (facts, quoted arguments) and shortening
 // scans the text without backtracking. Both tests cap the time of code that used to block its
