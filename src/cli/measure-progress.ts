@@ -2,7 +2,7 @@
 // ("37/100 ready, 12 s"), a line per stage and every 10 s in a log (CI). Notes go above it.
 import type { Progress } from '../measure/run.ts';
 import { hang } from '../publish/terminal/layout.ts';
-import { StatusLine, type TerminalStream } from '../text/status-line.ts';
+import { statusLine, type StatusLine, type TerminalStream } from '../text/status-line.ts';
 
 const LOG_EVERY_MS = 10_000;
 
@@ -29,7 +29,7 @@ export class ProgressLine {
 
   constructor(out: TerminalStream) {
     this.out = out;
-    this.line = StatusLine.on(out, 20);
+    this.line = statusLine(out, 20);
   }
 
   update(p: Progress): void {
@@ -48,7 +48,7 @@ export class ProgressLine {
 
   /** A line above the progress; on a terminal wrapped to its width. */
   note(line: string): void {
-    if (this.line) this.line.above(hang('', line, this.line.columns, 2));
+    if (this.line) this.line.above(hang('', line, this.line.columns(), 2));
     else this.out.write(`${line}\n`);
   }
 

@@ -5,7 +5,7 @@ import type { ApiSummary } from '../cluster/report.ts';
 import type { PageProgress } from '../cluster/api.ts';
 import { spaced } from '../cluster/fleet.ts';
 import type { Io } from './io.ts';
-import { StatusLine, type TerminalStream } from '../text/status-line.ts';
+import { statusLine, type StatusLine, type TerminalStream } from '../text/status-line.ts';
 
 export interface PagingProgress {
   page: (progress: PageProgress) => void;
@@ -32,7 +32,7 @@ export function costLine(api: ApiSummary, elapsedMs: number): string {
 
 /** Undefined when stderr is not a terminal: nothing is drawn into logs or pipes. */
 export function pagingProgress(io: Pick<Io, 'stderr'>): PagingProgress | undefined {
-  const line = StatusLine.on(io.stderr as TerminalStream);
+  const line = statusLine(io.stderr as TerminalStream);
   if (!line) return undefined;
   return {
     page: (p) => line.draw(pageLine(p)),

@@ -1,7 +1,7 @@
 // A progress line on stderr while something writes, as fio prints its status line: only on a
 // terminal, redrawn in place, never wider than the terminal, erased when done.
 import type { Io } from './io.ts';
-import { StatusLine, type TerminalStream } from '../text/status-line.ts';
+import { statusLine, type StatusLine, type TerminalStream } from '../text/status-line.ts';
 
 type ProgressIo = Pick<Io, 'stderr'>;
 
@@ -35,11 +35,11 @@ export function progressLine(label: string, done: number, total: number, elapsed
 
 /** Undefined when stderr is not a terminal: nothing is drawn into logs or pipes. */
 export function progressOnTerminal(io: ProgressIo, label: string, now: () => number = Date.now): Progress | undefined {
-  const line = StatusLine.on(io.stderr as TerminalStream);
+  const line = statusLine(io.stderr as TerminalStream);
   if (!line) return undefined;
   const started = now();
   return {
-    onProgress: (done, total) => line.draw(progressLine(label, done, total, now() - started, line.columns)),
+    onProgress: (done, total) => line.draw(progressLine(label, done, total, now() - started, line.columns())),
     finish: () => line.clear(),
   };
 }

@@ -12,7 +12,8 @@ import type { HostRoot } from './host-root.ts';
 import type { HostProcess } from './processes.ts';
 import { findProcesses } from './processes.ts';
 import { reconstructUnitCommand } from './systemd-unit.ts';
-import { filesTrust, pathChainTrust, processExe, processUids, systemServiceOf, trustedUids, type Trust } from './trust.ts';
+import { filesTrust, pathChainTrust, processExe, processUids, systemServiceOf, type Trust } from './trust.ts';
+import { trustedUids } from './owner-mode.ts';
 
 export interface JudgedProcess {
   process: HostProcess;

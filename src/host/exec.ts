@@ -5,7 +5,7 @@
 import { lstat, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import type { HostRoot } from './host-root.ts';
-import { ownerModeProblem, pathAndAncestors } from './trust.ts';
+import { ownerModeProblem, pathAndAncestors } from './owner-mode.ts';
 
 /** Where host commands come from, in this order. PATH is never searched. */
 export const SYSTEM_BIN_DIRS = ['/usr/sbin', '/usr/bin', '/sbin', '/bin'];

@@ -13,7 +13,7 @@ import { lstat, open, readdir, statfs, unlink, type FileHandle } from 'node:fs/p
 import path from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { trustedCommand } from '../host/exec.ts';
-import { ownerModeProblem } from '../host/trust.ts';
+import { ownerModeProblem } from '../host/owner-mode.ts';
 import type { WorkerJob, WorkerMessage } from './fsync-worker.ts';
 import { latencySummary, type LatencySummary } from './percentiles.ts';
 

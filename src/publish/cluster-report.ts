@@ -8,7 +8,7 @@ import { failingRules, type NodeRow } from '../cluster/nodes.ts';
 import type { Severity } from '../report/types.ts';
 import { countLines, failBlock, idColumn, painter, unknownBlock, unknownGroups, type Layout } from './terminal/findings.ts';
 import { hang, row } from './terminal/layout.ts';
-import { displayWidth } from '../text/width.ts';
+import { displayWidth } from '../text/columns.ts';
 import { describeEvidence, referenceText, STATUS_LABEL, summaryLine } from './text.ts';
 
 const TAG: Record<Severity, string> = { critical: 'CRIT', warning: 'WARN', info: 'INFO' };

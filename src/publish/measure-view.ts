@@ -7,7 +7,7 @@ import type { Measurement, PhaseStats } from '../measure/result.ts';
 import type { PublishedFact } from '../wire/summary-facts.ts';
 import { STARTUP_PHASES } from '../workload/snapshot.ts';
 import { hang } from './terminal/layout.ts';
-import { displayWidth } from '../text/width.ts';
+import { displayWidth } from '../text/columns.ts';
 
 /** How people name the settings; client QPS and burst read as one pair ("kubelet QPS/burst 50/100"). */
 const FACT_GROUPS: { label: string; facts: PublishedFact[] }[] = [

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { clip, commandLines, hang, row, wrap } from '../../src/publish/terminal/layout.ts';
-import { displayWidth } from '../../src/text/width.ts';
+import { displayWidth } from '../../src/text/columns.ts';
 
 const word = fc.stringMatching(/^[A-Za-z0-9.,;:()→≥µ/-]{1,14}$/);
 

@@ -1,4 +1,4 @@
-// host/trust.ts holds the one owner/mode check; host commands, trusted host files and the fsync
+// host/owner-mode.ts holds the one owner/mode check (trust.ts builds on it); host commands, trusted host files and the fsync
 // probe's directory differ only in its policy (own uid, root's group, sticky directories). Checked on
 // real files whose modes the test sets, and by reading src/ for mode bits tested anywhere else.
 import { test } from 'node:test';
@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { chmod, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { ownerModeProblem, pathAndAncestors, type OwnerModePolicy } from '../../src/host/trust.ts';
+import { ownerModeProblem, pathAndAncestors, type OwnerModePolicy } from '../../src/host/owner-mode.ts';
 
 const COMMAND: OwnerModePolicy = { ownUid: 'none', rootGroupMayWrite: false, sticky: false };
 const FILE: OwnerModePolicy = { ownUid: 'real', rootGroupMayWrite: true, sticky: false };
@@ -46,7 +46,7 @@ test('a path and its directories, from the root down', () => {
 
 test('no other module of src/ tests owner or mode bits', async () => {
   const src = path.resolve(import.meta.dirname, '../../src');
-  const files = (await readdir(src, { recursive: true })).filter((f) => f.endsWith('.ts') && f !== path.join('host', 'trust.ts'));
+  const files = (await readdir(src, { recursive: true })).filter((f) => f.endsWith('.ts') && f !== path.join('host', 'owner-mode.ts'));
   const found: string[] = [];
   for (const file of files) {
     const text = await readFile(path.join(src, file), 'utf8');

@@ -6,7 +6,7 @@ import type { Condition } from '../../rules/schema.ts';
 import { isLeaf } from '../../rules/schema.ts';
 import { factsIn, renderValue } from '../../rules/conditions.ts';
 import { hang, padEnd } from '../../publish/terminal/layout.ts';
-import { displayWidth } from '../../text/width.ts';
+import { displayWidth } from '../../text/columns.ts';
 import { staticFix } from '../../rules/static-fix.ts';
 import { didYouMean } from '../../text/suggest.ts';
 import type { EffectiveRule } from '../../rules/engine.ts';

@@ -7,7 +7,7 @@ import type { Finding, FindingStatus } from '../../report/types.ts';
 import { shortReason } from '../../wire/finding-line.ts';
 import { describeEvidence, referenceText, STATUS_LABEL } from '../text.ts';
 import { clip, commandLines, hang, row } from './layout.ts';
-import { displayWidth } from '../../text/width.ts';
+import { displayWidth } from '../../text/columns.ts';
 import { byCodePoint } from '../../order.ts';
 
 export type Color = 'red' | 'yellow' | 'green' | 'dim' | 'bold';

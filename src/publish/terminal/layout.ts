@@ -1,6 +1,6 @@
 // Text layout for the terminal: word wrap with a hanging indent (never mid-word unless one word is
 // wider than the line), clipping to a number of lines, columns that wrap. Widths: text/width.ts.
-import { displayWidth, takeColumns } from '../../text/width.ts';
+import { displayWidth, takeColumns } from '../../text/columns.ts';
 
 export function padEnd(text: string, columns: number): string {
   return text + ' '.repeat(Math.max(0, columns - displayWidth(text)));
