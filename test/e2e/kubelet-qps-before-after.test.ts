@@ -16,7 +16,7 @@ import { HollowNode } from '../helpers/hollow-node.ts';
 import { CLI } from '../helpers/measure-cli.ts';
 
 const NODE = 'seed-000';
-const PODS = 50;
+const PODS = 20;
 
 interface Ran { code: number | null; stdout: string; stderr: string }
 
@@ -71,7 +71,12 @@ describe('kubelet QPS before/after on a real kubelet: scan finds it, measure pro
     run([process.execPath, CLI, 'measure', 'pod-startup', '--kubeconfig', cp.kubeconfig, '--node', NODE, '--pods', String(PODS), '--output', 'json', '--cleanup-wait', '0s', ...extra], tmp);
 
   test('5/10 → scan fails kubelet-api-qps → measure → restart at the fix → measure --compare credits the kubelet QPS change', async (t) => {
-    const scan = await run(kubelet.inNamespace([process.execPath, CLI, 'scan', '--output', 'json']), tmp);
+    const steps: string[] = [];
+    let last = Date.now();
+    const step = (name: string): void => { steps.push(`${name} ${((Date.now() - last) / 1000).toFixed(1)} s`); last = Date.now(); };
+    t.after(() => t.diagnostic(`steps: ${steps.join(', ')}`));
+    // scan and the agent's first publish read the same kubelet: side by side (the agent's client sends 1 request/s).
+    const [scan] = await Promise.all([run(kubelet.inNamespace([process.execPath, CLI, 'scan', '--output', 'json']), tmp), agentOnce()]);
     const finding = JSON.parse(scan.stdout).findings.find((f: any) => f.ruleId === 'kubelet-api-qps');
     assert.equal(finding?.status, 'fail', scan.stderr);
     assert.match(finding.evidence.find((e: any) => e.fact === 'kubelet.kubeAPIQPS').detail, /set in \/proc\/\d+\/cmdline/, 'read from the running process');
@@ -80,17 +85,21 @@ describe('kubelet QPS before/after on a real kubelet: scan finds it, measure pro
     assert.match(finding.remediation.summary, new RegExp(`raise kubeAPIQPS/kubeAPIBurst to ${qps}/${burst}`));
     t.diagnostic(`scan: ${finding.observed} → ${finding.remediation.summary}`);
 
-    await agentOnce();
+    step('scan and agent');
     const beforeFile = path.join(tmp, 'before.json');
     const first = await measure(['--save', beforeFile]);
     assert.ok(first.code === 0 || first.code === 1, first.stderr);
     const b = JSON.parse(first.stdout);
     assert.deepEqual([b.counts.ready, b.advisor.facts['kubelet.kubeAPIQPS'].value], [PODS, 5]);
 
+    step('measure');
     await kubelet.restart({ qps, burst });
+    step('restart');
     await agentOnce();
+    step('agent');
     const second = await measure(['--compare', beforeFile]);
     assert.ok(second.code === 0 || second.code === 1, second.stderr);
+    step('measure --compare');
     const a = JSON.parse(second.stdout);
     const c = a.comparison;
     const total = c.phases.find((p: any) => p.phase === 'total');
