@@ -38,11 +38,10 @@ export class PodStartupTracker {
     return this.pods.size;
   }
 
-  /** When this pod was bound to the node (for attach latency), if tracked. */
+  /** When this pod was bound to the node (its PodScheduled condition, for attach latency), if tracked. */
   scheduledAt(uid: string): number | undefined {
-    const marks = this.pods.get(uid)?.marks;
-    const bound = marks?.scheduled ?? marks?.bound;
-    return bound ? happenedAt(bound) : undefined;
+    const scheduled = this.pods.get(uid)?.marks.scheduled;
+    return scheduled ? happenedAt(scheduled) : undefined;
   }
 
   observe(pod: PodView): void {
