@@ -126,7 +126,7 @@ export class PodFollower {
     const view = podView(pod);
     if (!view) return;
     if (view.reached.scheduled !== undefined || pod?.spec?.nodeName) this.scheduled.add(name);
-    if (view.reached.containersStarted !== undefined) this.started.add(name);
+    if (view.reached.started !== undefined) this.started.add(name);
     if (view.terminal && !this.ready.has(name)) this.ended.add(name);
   }
 

@@ -2,8 +2,8 @@
 // Ready received through the watch), the kubelet's phases from its own stamps, and the status delay
 // between the kubelet marking the pod Ready and the API showing it (client throttling). Plus the
 // checks that say whether a run's numbers can be trusted (clock skew, lost events, errors).
-import { LIVE_SLACK_MS } from '../workload/pod-startup.ts';
-import { MILESTONES, type Mark, type MilestoneName, type Timeline } from './timeline.ts';
+import { MILESTONES, startupTimes, type Mark } from '../workload/pod-milestones.ts';
+import type { Timeline } from './timeline.ts';
 import type { PodSample } from './result.ts';
 
 /** A stamp later than our own receipt by more than this (its second precision aside) means the clocks differ. */
@@ -11,26 +11,10 @@ export const SKEW_LIMIT_MS = 2_000;
 /** More failed requests or creates than this share makes the run not valid. */
 export const ERROR_LIMIT = 0.1;
 
-/**
- * When the kubelet reached a milestone: the watch's time when the write arrived promptly (a
- * whole-second stamp says no more than that), its own stamp when the write came late; kept within
- * [floor, ceil] so phases never go negative.
- */
-function kubeletTime(mark: Mark | undefined, floor: number, ceil: number): number {
-  if (!mark) return floor;
-  const t = mark.stampAt === null || mark.seenAt - mark.stampAt < LIVE_SLACK_MS ? mark.seenAt : mark.stampAt;
-  return Math.min(ceil, Math.max(floor, t));
-}
-
 export function sampleOf(t: Timeline, imagePullMs: number | null): PodSample | undefined {
+  const times = startupTimes(t.marks, t.sentAt);
   const ready = t.marks.ready;
-  if (!ready) return undefined;
-  const end = ready.seenAt;
-  // PodScheduled: the scheduler's at the bind, or the kubelet's for pods created with spec.nodeName.
-  const scheduled = t.marks.scheduled ? kubeletTime(t.marks.scheduled, t.sentAt, end) : Math.min(end, Math.max(t.sentAt, t.marks.bound?.seenAt ?? end));
-  const initialized = kubeletTime(t.marks.initialized, scheduled, end);
-  const started = kubeletTime(t.marks.started, initialized, end);
-  const readyByKubelet = kubeletTime(ready, started, end);
+  if (!times || !ready) return undefined;
   const rel = (ms: number): number => Math.round(ms - t.sentAt);
   const milestones: PodSample['milestones'] = {};
   for (const name of MILESTONES) {
@@ -40,10 +24,10 @@ export function sampleOf(t: Timeline, imagePullMs: number | null): PodSample | u
   return {
     pod: t.name,
     phases: {
-      scheduling: Math.round(scheduled - t.sentAt), initialization: Math.round(initialized - scheduled),
-      creation: Math.round(started - initialized), readiness: Math.round(readyByKubelet - started), total: Math.round(end - t.sentAt),
+      scheduling: Math.round(times.scheduling), initialization: Math.round(times.initialization),
+      creation: Math.round(times.creation), readiness: Math.round(times.readiness), total: Math.round(times.total),
     },
-    statusDelayMs: Math.round(end - readyByKubelet),
+    statusDelayMs: Math.round(times.statusDelay),
     milestones,
     imagePullMs,
     ...(ready.viaList ? { readySeenBy: 'list' as const } : {}),

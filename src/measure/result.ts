@@ -4,7 +4,7 @@
 import { percentile } from '../probe/percentiles.ts';
 import { STARTUP_PHASES, type StartupPhase } from '../workload/snapshot.ts';
 import type { AdvisorSnapshot } from './advisor.ts';
-import type { MilestoneName } from './timeline.ts';
+import type { MilestoneName } from '../workload/pod-milestones.ts';
 import type { Placement } from './objects.ts';
 import { byCodePoint } from '../order.ts';
 

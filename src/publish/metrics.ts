@@ -4,7 +4,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
 import type { Fact } from '../facts/fact-set.ts';
 import type { FindingStatus, Report } from '../report/types.ts';
-import { STARTUP_PHASES } from '../workload/snapshot.ts';
+import { STARTUP_FIGURES } from '../workload/snapshot.ts';
 import { oneLine } from '../text/controls.ts';
 import { truncateBytes } from '../text/bytes.ts';
 
@@ -144,7 +144,7 @@ export function createAgentMetrics(version: string): AgentMetrics {
     help: 'Percentiles (50, 99) of pod start-up phases over the last pods started on this node, as pod-startup-slo judges them.',
     collect() {
       this.reset();
-      for (const phase of STARTUP_PHASES) {
+      for (const phase of STARTUP_FIGURES) {
         for (const percentile of ['50', '99']) {
           const ms = numeric(facts()[`pods.startup.${phase}.p${percentile}Ms`]);
           if (ms !== undefined) this.set({ phase, percentile }, ms / 1000);
