@@ -27,8 +27,7 @@ export function statusLine(out: TerminalStream, minColumns = 10): StatusLine | u
     fit,
     draw: (line) => {
       const fitted = fit(line);
-      // Written over the old line, then the rest of it erased: the line never blinks empty.
-      if (fitted !== shown) out.write(`\r${fitted}\u001b[K`);
+      if (fitted !== shown) out.write(`\r\u001b[K${fitted}`);
       shown = fitted;
     },
     above: (lines) => { out.write(shown ? `\r\u001b[K${lines.join('\n')}\n${shown}` : `${lines.join('\n')}\n`); },

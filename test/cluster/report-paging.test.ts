@@ -156,8 +156,8 @@ describe('report pages every list on a real kube-apiserver', realServerTier(), (
     const code = await main(['report', '--kubeconfig', kubeconfig, '--page-size', '4', '--qps', '50', '--fail-on', 'never'], { stdout, stderr, env: {} });
     assert.equal(code, 0);
     const text = Buffer.concat(err).toString('utf8');
-    assert.match(text, /\rreport: nodes · 4 read, page 1\u001b\[K/);
-    assert.match(text, /\rreport: deployments\.apps · \d+ read, page \d+\u001b\[K/);
+    assert.match(text, /\r\u001b\[Kreport: nodes · 4 read, page 1/);
+    assert.match(text, /\r\u001b\[Kreport: deployments\.apps · \d+ read, page \d+/);
     const last = /\r\u001b\[K(report: (\d+) requests, [\d.]+ (?:KiB|MiB) received in [\d.]+ s \(pages of 4, ≤ 50 requests\/s\))\n$/.exec(text);
     assert.ok(last, JSON.stringify(text.slice(-300)));
     const requests = await audit.requests((r) => r.user === REPORTER && r.at >= since);

@@ -70,7 +70,7 @@ test('progress: rewritten in place on a terminal, notes above it; a line per sta
   line.update({ stage: 'starting', total: 100, counts, elapsedMs: 12_300 });
   line.note('namespace nta-measure-x deleted');
   line.clear();
-  assert.equal(written, '\r37/100 ready, 12 s (52 scheduled, 45 s…\u001b[K\r\u001b[Knamespace nta-measure-x deleted\n37/100 ready, 12 s (52 scheduled, 45 s…\r\u001b[K');
+  assert.equal(written, '\r\u001b[K37/100 ready, 12 s (52 scheduled, 45 s…\r\u001b[Knamespace nta-measure-x deleted\n37/100 ready, 12 s (52 scheduled, 45 s…\r\u001b[K');
   const log = new PassThrough();
   let logged = '';
   log.on('data', (c: Buffer) => { logged += c.toString(); });
