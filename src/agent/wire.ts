@@ -9,12 +9,13 @@ import { Publisher } from './publisher.ts';
 import { WorkloadWatcher } from './workload-watcher.ts';
 import { WorkloadState } from '../workload/state.ts';
 import type { WorkloadSnapshot } from '../workload/snapshot.ts';
+import type { NodeObject } from '../kube/objects.ts';
 
 export interface WireOptions {
   kubeconfig: string | undefined;
   nodeName: string;
-  /** One scan; `cluster` is what the watches know at that moment (pods, this Node, CSIDriver, CSINode). */
-  scan(cluster: WorkloadSnapshot): Promise<Report>;
+  /** One scan; `cluster` is what the watches know at that moment (pods, this Node, CSIDriver, CSINode), `node` the newest Node. */
+  scan(cluster: WorkloadSnapshot, node: NodeObject | undefined): Promise<Report>;
   log(line: string): void;
   metrics?: AgentMetrics;
   /** Set for --dry-run: the patch and Events are printed here instead of sent. */
@@ -47,7 +48,7 @@ export function wireAgent(opts: WireOptions): Agent {
       await state.settledOrTimeout(opts.agent?.nodeReadTimeoutMs ?? DEFAULT_AGENT_OPTIONS.nodeReadTimeoutMs, agent.signal);
       // Stopped while waiting: no scan (on a control-plane node it could start the fsync probe).
       if (agent.signal.aborted) throw new Error('stopped before the scan');
-      return opts.scan(state.snapshot());
+      return opts.scan(state.snapshot(), watcher.current());
     },
     watcher,
     background: new WorkloadWatcher(informers, state),
