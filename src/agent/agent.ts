@@ -5,7 +5,8 @@ import { DEFAULT_BACKOFF, jittered, retryDelay, type BackoffPolicy } from '../ku
 import { describeError } from '../kube/errors.ts';
 import type { Report } from '../report/types.ts';
 import type { NodeWatcher } from './node-watcher.ts';
-import type { Publisher } from './publisher.ts';
+import type { Publisher, PublishOutcome } from './publisher.ts';
+import { publishLine, scanLine } from './scan-log.ts';
 
 export interface AgentDeps {
   scan(): Promise<Report>;
@@ -29,6 +30,11 @@ export interface AgentOptions {
   nodeReadTimeoutMs: number;
   /** --once gives up after this many failed attempts. */
   onceAttempts: number;
+  /**
+   * At start, an API server that has not answered for this long (refused, unroutable, no TLS
+   * connection) ends the agent with exit 1 and the server's URL; with --once the first failure does.
+   */
+  reachWindowMs: number;
   backoff: BackoffPolicy;
   random(): number;
 }
@@ -39,9 +45,13 @@ export const DEFAULT_AGENT_OPTIONS: AgentOptions = {
   once: false,
   nodeReadTimeoutMs: 30_000,
   onceAttempts: 5,
+  reachWindowMs: 60_000,
   backoff: DEFAULT_BACKOFF,
   random: Math.random,
 };
+
+/** The scan itself failed (a collector crash the runner could not contain, a stop while waiting). */
+class ScanFailed extends Error {}
 
 export class Agent {
   private readonly deps: AgentDeps;
@@ -50,6 +60,11 @@ export class Agent {
   private report: Report | undefined;
   private lastScanAt = -Infinity;
   private failures = 0;
+  /** The report of the scan before the newest one: what "rules changed" is counted against. */
+  private previous: Report | undefined;
+  private scannedAt = 0;
+  /** Set when the API server did not answer at start: run() ends with 1. */
+  private unreachable = false;
   cycles = 0;
 
   constructor(deps: AgentDeps, opts: Partial<AgentOptions> = {}) {
@@ -77,20 +92,35 @@ export class Agent {
   async run(): Promise<number> {
     this.deps.watcher.start();
     this.deps.background?.start();
+    // Alongside the first cycles (the scan still runs and its metrics are served): a server that never answers ends the agent.
+    const watchdog = this.watchServer();
     try {
       if (!this.opts.once) await this.sleep(this.opts.startupJitterMs * this.opts.random());
       while (!this.stopper.signal.aborted) {
         const delay = await this.cycle();
+        if (this.unreachable) return 1;
         if (this.opts.once && (this.failures === 0 || this.failures >= this.opts.onceAttempts)) {
           return this.failures === 0 ? 0 : 1;
         }
         await this.sleep(delay);
       }
-      return 0;
+      return this.unreachable ? 1 : 0;
     } finally {
       await Promise.all([this.deps.watcher.stop(), this.deps.background?.stop()]);
+      await watchdog; // released by the watcher's stop
       await this.deps.onStop?.(); // closes the connections (a no-op after stop())
     }
+  }
+
+  /** Stops the agent (exit 1, logged with the server's URL) when the API server cannot be reached at start. */
+  private async watchServer(): Promise<void> {
+    const window = this.opts.once ? 0 : this.opts.reachWindowMs;
+    const error = await this.deps.watcher.contact(window, this.stopper.signal);
+    if (error === undefined) return;
+    const waited = this.opts.once ? '' : ` for ${Number((window / 1000).toFixed(1))} s`;
+    this.deps.log(`${error.summary}; no answer${waited}, exiting (check the kubeconfig's server or the in-cluster service address)`);
+    this.unreachable = true;
+    this.stop();
   }
 
   /** One scan (when due) and one publish; returns the delay before the next cycle. */
@@ -100,28 +130,40 @@ export class Agent {
     try {
       if (scanDue) await this.scan();
       const node = await this.deps.watcher.ready(this.opts.nodeReadTimeoutMs, this.stopper.signal);
-      await this.deps.publisher.publish(this.report as Report, node);
+      const outcome = await this.deps.publisher.publish(this.report as Report, node);
+      this.logPublished(scanDue, outcome);
       this.failures = 0;
       return jittered(this.opts.intervalMs, this.opts.random);
     } catch (err) {
       if (this.stopper.signal.aborted) return 0;
       this.failures += 1;
       const delay = retryDelay(err, this.failures, this.opts.backoff, this.opts.random);
-      this.deps.log(`publish failed (${describeError(err)}); attempt ${this.failures}, retrying in ${(delay / 1000).toFixed(1)} s`);
+      const what = err instanceof ScanFailed ? 'scan failed' : 'publish failed';
+      this.deps.log(`${what} (${describeError(err)}); attempt ${this.failures}, retrying in ${(delay / 1000).toFixed(1)} s`);
       return delay;
     }
   }
 
   private async scan(): Promise<void> {
     const started = performance.now();
+    let report: Report;
     try {
-      this.report = await this.deps.scan();
+      report = await this.deps.scan();
     } catch (err) {
       if (!this.stopper.signal.aborted) this.deps.onScanError?.();
-      throw new Error(`scan failed: ${(err as Error).message}`);
+      throw new ScanFailed((err as Error).message);
     }
+    this.previous = this.report;
+    this.report = report;
     this.lastScanAt = performance.now();
-    this.deps.onReport?.(this.report, (this.lastScanAt - started) / 1000);
+    this.scannedAt = (this.lastScanAt - started) / 1000;
+    this.deps.onReport?.(this.report, this.scannedAt);
+  }
+
+  /** One line per cycle: the scan's score and changes with what was sent, or (a retry) only what was sent. */
+  private logPublished(scanned: boolean, outcome: PublishOutcome): void {
+    const report = this.report as Report;
+    this.deps.log(scanned ? scanLine(report, this.previous, outcome, this.scannedAt) : publishLine(outcome));
   }
 
   private sleep(ms: number): Promise<void> {

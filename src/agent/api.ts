@@ -4,10 +4,11 @@
 // token bucket and is counted by verb and code; every watch failure is counted by reason.
 import { TokenBucket, type BackoffPolicy } from '../kube/backoff.ts';
 import { KubeClient } from '../kube/client.ts';
-import { Informer } from '../kube/informer.ts';
+import { Informer, type InformerOptions } from '../kube/informer.ts';
 import type { EventObject, KubeObject, NodeObject } from '../kube/objects.ts';
 import { CSIDRIVERS, CSINODES, EVENTS, NODES, PODS, type ResourceRef } from '../kube/resources.ts';
 import type { AnnotationPatch } from '../publish/annotations.ts';
+import { POD_FIELDS } from '../workload/pod-view.ts';
 import type { AgentMetrics } from '../publish/metrics.ts';
 
 /** Documented default: 1 request/s with a burst of 5, far below kubelet's own 50/100. */
@@ -34,6 +35,11 @@ export function agentClient(opts: AgentApiOptions): KubeClient {
   }, opts.env);
 }
 
+/** Far above any kubelet's --max-pods (110 by default); pods that never run still count. */
+export const MAX_PODS = 2000;
+/** A LIST page of pods: ~8 MiB of response bytes (outside the heap), whatever tenants put in their pods. */
+const POD_PAGE_BYTES = 8 * 1024 * 1024;
+
 export interface AgentInformers {
   node: Informer<NodeObject>;
   pods: Informer<KubeObject>;
@@ -43,14 +49,15 @@ export interface AgentInformers {
 
 /** The agent's four list-watches; no periodic GET or LIST beyond them. */
 export function agentInformers(client: KubeClient, nodeName: string, deps: { backoff: BackoffPolicy; log(line: string): void; metrics?: AgentMetrics }): AgentInformers {
-  const informer = <T extends KubeObject>(name: string, what: string, ref: ResourceRef, fieldSelector?: string): Informer<T> =>
+  const informer = <T extends KubeObject>(name: string, what: string, ref: ResourceRef, fieldSelector?: string, bounds: Partial<InformerOptions> = {}): Informer<T> =>
     new Informer<T>(client, ref, {
-      name, what, backoff: deps.backoff, log: deps.log, ...(fieldSelector ? { fieldSelector } : {}),
+      name, what, backoff: deps.backoff, log: deps.log, ...(fieldSelector ? { fieldSelector } : {}), ...bounds,
       onError: (reason) => deps.metrics?.countWatchError(name, reason),
     });
   return {
     node: informer<NodeObject>('node', `node ${nodeName}`, NODES, `metadata.name=${nodeName}`),
-    pods: informer('pods', `pods on node ${nodeName}`, PODS, `spec.nodeName=${nodeName}`),
+    // Tenants write pods: only the fields the agent reads are decoded, in pages, and at most MAX_PODS.
+    pods: informer('pods', `pods on node ${nodeName}`, PODS, `spec.nodeName=${nodeName}`, { project: POD_FIELDS, pageBytes: POD_PAGE_BYTES, maxObjects: MAX_PODS }),
     csiDrivers: informer('csidrivers', 'CSIDriver objects', CSIDRIVERS),
     csiNode: informer('csinode', `CSINode ${nodeName}`, CSINODES, `metadata.name=${nodeName}`),
   };

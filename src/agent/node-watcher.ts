@@ -6,13 +6,16 @@ import { describeError, type KubeError } from '../kube/errors.ts';
 import type { Informer } from '../kube/informer.ts';
 import { compareResourceVersions, type NodeObject } from '../kube/objects.ts';
 
-type Waiter = { test: () => boolean; resolve: () => void };
+/** onFailure: also re-tested after each failed LIST or watch. */
+type Waiter = { test: () => boolean; resolve: () => void; onFailure: boolean };
 
 export class NodeWatcher {
   private readonly name: string;
   private readonly informer: Informer<NodeObject>;
   private node: NodeObject | undefined;
   private listed = false;
+  /** The server has answered a request of this watch (any HTTP status): it is reachable. */
+  private answered = false;
   private stopped = false;
   private waiters: Waiter[] = [];
   private readonly listeners: ((node: NodeObject | undefined) => void)[] = [];
@@ -29,7 +32,9 @@ export class NodeWatcher {
       listed: (items) => { if (!items.some((n) => n.metadata.name === this.name)) this.set(undefined); },
       failed: (reason, err) => {
         this.lastError = err;
+        if (!err.unreachable) this.answered = true;
         for (const listener of this.failureListeners) listener(reason);
+        this.wake((w) => w.onFailure && w.test());
       },
     });
   }
@@ -65,6 +70,22 @@ export class NodeWatcher {
     return this.listed;
   }
 
+  /**
+   * At start: resolves undefined as soon as the server answers (the LIST, or any HTTP error), or with
+   * the error that shows it unreachable once `windowMs` is over (0: the first such failure decides).
+   */
+  async contact(windowMs: number, signal?: AbortSignal): Promise<KubeError | undefined> {
+    const deadline = performance.now() + windowMs;
+    const givenUp = (): boolean => this.lastError?.unreachable === true && !this.answered && performance.now() >= deadline;
+    for (;;) {
+      if (this.answered || this.listed || this.stopped || signal?.aborted) return undefined;
+      if (givenUp()) return this.lastError;
+      const left = deadline - performance.now();
+      // Woken by the next answer or failure, or at the end of the window.
+      await this.waitFor(() => this.answered || this.listed || givenUp(), left > 0 ? left : 60_000, signal, true);
+    }
+  }
+
   /** Resolves with the Node once the first LIST has answered; throws a clear error on timeout, absence or abort. */
   async ready(timeoutMs: number, signal?: AbortSignal): Promise<NodeObject> {
     if (!this.listed) await this.waitFor(() => this.listed, timeoutMs, signal);
@@ -86,7 +107,7 @@ export class NodeWatcher {
     this.set(node);
   }
 
-  private waitFor(test: () => boolean, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+  private waitFor(test: () => boolean, timeoutMs: number, signal?: AbortSignal, onFailure = false): Promise<void> {
     if (test() || this.stopped || signal?.aborted) return Promise.resolve();
     return new Promise((resolve) => {
       const done = (): void => {
@@ -95,7 +116,7 @@ export class NodeWatcher {
         this.waiters = this.waiters.filter((w) => w !== waiter);
         resolve();
       };
-      const waiter: Waiter = { test, resolve: done };
+      const waiter: Waiter = { test, resolve: done, onFailure };
       const timer = setTimeout(done, timeoutMs);
       signal?.addEventListener('abort', done, { once: true });
       this.waiters.push(waiter);
@@ -122,7 +143,12 @@ export class NodeWatcher {
 
   private markListed(): void {
     this.listed = true;
-    const ready = this.waiters.filter((w) => w.test());
+    this.answered = true;
+    this.wake((w) => w.test());
+  }
+
+  private wake(which: (w: Waiter) => boolean): void {
+    const ready = this.waiters.filter(which);
     this.waiters = this.waiters.filter((w) => !ready.includes(w));
     for (const w of ready) w.resolve();
   }

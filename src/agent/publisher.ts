@@ -1,5 +1,10 @@
 // One publish: diff the rendered annotations against the watched Node, patch only on difference,
 // then send the Events for the transitions that patch recorded. Events that fail stay queued.
+// An Event's name is the Node's name, the time and 64 random bits: nobody can take it before the agent
+// sends it, so a 409 is trusted as "already created" only for an Event whose earlier try may have
+// reached the server (no answer, 5xx). A 409 on a name never sent before means someone else holds that
+// name: the Event gets a fresh name, never counts as sent.
+import { randomBytes } from 'node:crypto';
 import { KubeError } from '../kube/errors.ts';
 import type { EventObject, NodeObject } from '../kube/objects.ts';
 import type { Report } from '../report/types.ts';
@@ -7,6 +12,16 @@ import type { WriteApi } from './api.ts';
 import { diffAnnotations, failingRulesOnNode, renderAnnotations, type AnnotationPatch } from '../publish/annotations.ts';
 import { eventObject, transitions } from '../publish/events.ts';
 
+
+/** Fresh names tried for one Event whose name was taken by someone else, before the publish fails. */
+const MAX_RENAMES = 3;
+
+interface PendingEvent {
+  event: EventObject;
+  /** An earlier create of this name may have been written (no answer, or a 5xx): a 409 then is ours. */
+  maybeCreated: boolean;
+  renames: number;
+}
 
 export interface PublishOutcome {
   patched: boolean;
@@ -17,8 +32,7 @@ export class Publisher {
   private readonly api: WriteApi;
   private readonly dryRunOut: NodeJS.WritableStream | undefined;
   private readonly patched: (node: NodeObject) => void;
-  private pending: EventObject[] = [];
-  private sequence = 0;
+  private pending: PendingEvent[] = [];
 
   /** `patched` receives the server's Node after our PATCH: the newest state, whatever the watch says. */
   constructor(api: WriteApi, patched: (node: NodeObject) => void, dryRunOut?: NodeJS.WritableStream) {
@@ -33,13 +47,13 @@ export class Publisher {
     const patch = diffAnnotations(renderAnnotations(report), current);
     const now = new Date();
     const events = patch === undefined ? [] : transitions(failingRulesOnNode(current), report)
-      .map((t) => eventObject(t, { name, uid: node.metadata?.uid }, now, this.nextSuffix(now)));
+      .map((t) => eventObject(t, { name, uid: node.metadata?.uid }, now, eventSuffix(now)));
     if (this.dryRunOut) return this.printDryRun(name, patch, events);
     let patched = false;
     if (patch !== undefined) {
       const updated = await this.api.patchAnnotations(name, patch);
       patched = true;
-      this.pending.push(...events);
+      this.pending.push(...events.map((event) => ({ event, maybeCreated: false, renames: 0 })));
       this.patched(updated);
     }
     return { patched, events: await this.flushEvents() };
@@ -48,20 +62,24 @@ export class Publisher {
   private async flushEvents(): Promise<number> {
     let sent = 0;
     while (this.pending.length > 0) {
+      const entry = this.pending[0] as PendingEvent;
       try {
-        await this.api.createEvent(this.pending[0] as EventObject);
+        await this.api.createEvent(entry.event);
       } catch (err) {
-        if (!(err instanceof KubeError && err.conflict)) throw err; // 409: already created by an earlier try
+        if (!(err instanceof KubeError && err.conflict)) {
+          entry.maybeCreated ||= mayHaveBeenWritten(err);
+          throw err;
+        }
+        if (!entry.maybeCreated) {
+          if (renameTaken(entry)) continue;
+          this.pending.shift();
+          throw new Error(`Event name ${entry.event.metadata.name} and ${MAX_RENAMES} fresh ones were taken by someone else; that Event is dropped`);
+        }
       }
       this.pending.shift();
       sent += 1;
     }
     return sent;
-  }
-
-  private nextSuffix(now: Date): string {
-    this.sequence += 1;
-    return `${now.getTime().toString(16)}${this.sequence.toString(16).padStart(4, '0')}`;
   }
 
   private printDryRun(name: string, patch: AnnotationPatch | undefined, events: EventObject[]): PublishOutcome {
@@ -75,4 +93,23 @@ export class Publisher {
     for (const e of events) out.write(`dry-run: Event ${e.type} ${e.reason}: ${e.message}\n`);
     return { patched: false, events: 0 };
   }
+}
+
+/** Hex milliseconds (names sort by time, as kubelet's do) and 64 bits from the CSPRNG that no one can guess. */
+function eventSuffix(now: Date): string {
+  return `${now.getTime().toString(16)}${randomBytes(8).toString('hex')}`;
+}
+
+/** Only an answer below 500 proves that the server did not store the Event. */
+function mayHaveBeenWritten(err: unknown): boolean {
+  return !(err instanceof KubeError && err.status !== undefined && err.status < 500);
+}
+
+/** Someone else created an Event under this name before our first try: it is not ours. False: no rename left. */
+function renameTaken(entry: PendingEvent): boolean {
+  if (entry.renames >= MAX_RENAMES) return false;
+  const node = entry.event.involvedObject.name;
+  entry.event = { ...entry.event, metadata: { ...entry.event.metadata, name: `${node}.${eventSuffix(new Date())}` } };
+  entry.renames += 1;
+  return true;
 }

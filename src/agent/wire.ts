@@ -10,6 +10,8 @@ import { WorkloadWatcher } from './workload-watcher.ts';
 import { WorkloadState } from '../workload/state.ts';
 import type { WorkloadSnapshot } from '../workload/snapshot.ts';
 import type { NodeObject } from '../kube/objects.ts';
+import { KubeletSliTracker } from './kubelet-sli.ts';
+import { fetchLocalText } from '../host/local-http.ts';
 
 export interface WireOptions {
   kubeconfig: string | undefined;
@@ -27,6 +29,12 @@ export interface WireOptions {
   workload?: WorkloadState;
   /** In-cluster configuration: KUBERNETES_SERVICE_HOST/PORT (default process.env). */
   env?: NodeJS.ProcessEnv;
+  /**
+   * The kubelet's plain-HTTP /metrics (loopback or this node's own address); default: port
+   * status.daemonEndpoints.kubeletEndpoint of this Node on 127.0.0.1, which answers plain HTTP only
+   * where the kubelet serves it so (hollow nodes); a kubelet on HTTPS is not read yet.
+   */
+  kubeletMetricsUrl?: string;
 }
 
 export function wireAgent(opts: WireOptions): Agent {
@@ -40,7 +48,22 @@ export function wireAgent(opts: WireOptions): Agent {
   const state = opts.workload ?? new WorkloadState({
     nodeName: opts.nodeName, onPhase: (phase, seconds) => opts.metrics?.observePodPhase(phase, seconds),
   });
-  watcher.subscribe((node) => { state.nodeSeen(node); state.synced('node'); });
+  let kubeletPort: number | undefined;
+  watcher.subscribe((node) => {
+    state.nodeSeen(node);
+    state.synced('node');
+    const port = (node as { status?: { daemonEndpoints?: { kubeletEndpoint?: { Port?: unknown } } } })?.status?.daemonEndpoints?.kubeletEndpoint?.Port;
+    kubeletPort = typeof port === 'number' && Number.isInteger(port) && port > 0 && port < 65536 ? port : undefined;
+  });
+  const sli = new KubeletSliTracker();
+  const scrapeKubelet = async (): Promise<void> => {
+    const url = opts.kubeletMetricsUrl ?? (kubeletPort === undefined ? undefined : `http://127.0.0.1:${kubeletPort}/metrics`);
+    if (url === undefined || opts.metrics === undefined) return;
+    const got = await fetchLocalText(url, { timeoutMs: 5000 });
+    if (!got.ok) return;
+    const interval = sli.scrape(got.text);
+    if (interval) opts.metrics.setKubeletSli(interval);
+  };
   watcher.onFailure((reason) => { if (!state.hasListed('node')) state.synced('node', reason); });
   const agent: Agent = new Agent({
     // The first scan waits (bounded) for the watches' first LIST, so it does not report "not listed yet".
@@ -48,7 +71,10 @@ export function wireAgent(opts: WireOptions): Agent {
       await state.settledOrTimeout(opts.agent?.nodeReadTimeoutMs ?? DEFAULT_AGENT_OPTIONS.nodeReadTimeoutMs, agent.signal);
       // Stopped while waiting: no scan (on a control-plane node it could start the fsync probe).
       if (agent.signal.aborted) throw new Error('stopped before the scan');
-      return opts.scan(state.snapshot(), watcher.current());
+      const report = await opts.scan(state.snapshot(), watcher.current());
+      // The kubelet's own start-up histograms, per scan interval; a kubelet we cannot read changes nothing else.
+      await scrapeKubelet().catch(() => {});
+      return report;
     },
     watcher,
     background: new WorkloadWatcher(informers, state),

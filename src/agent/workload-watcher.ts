@@ -22,8 +22,9 @@ export class WorkloadWatcher {
       informer.on({
         added: seen, updated: seen, deleted,
         listed: () => state.synced(part),
-        // A failure before the first LIST leaves the facts unknown with the reason; later ones keep what was seen.
-        failed: (reason) => { if (!state.hasListed(part)) state.synced(part, reason); },
+        // A failure before the first LIST leaves the facts unknown with the reason; later ones keep what
+        // was seen, unless there was too much to hold (then what was seen is incomplete).
+        failed: (reason, err) => { if (!state.hasListed(part) || err.code === 'too-large') state.synced(part, reason); },
       });
     this.informers = [
       feed(informers.pods, 'pods', (p) => state.podSeen(p), (p) => state.podDeleted(p)),

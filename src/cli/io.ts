@@ -1,6 +1,7 @@
 // What a command needs from the process, passed in so tests can capture it.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { InputError } from '../input-error.ts';
+import { didYouMean } from '../text/suggest.ts';
 
 export interface Io {
   stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
@@ -28,7 +29,10 @@ export function parseFlags<T extends Options>(args: string[], options: T, comman
     return parseArgs({ args, options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
   } catch (error) {
     const message = (error as Error).message.replace(/\. To specify a positional argument.*$/s, '');
-    throw new UsageError(`${message}\nRun "node-tuning-advisor ${command} --help" for the flags it takes.`);
+    const unknown = /^Unknown option '(--?[^']+)'/.exec(message)?.[1];
+    const known = [...Object.keys(options), 'help'].map((name) => `--${name}`);
+    const hint = unknown?.startsWith('--') ? didYouMean(unknown, known) : '';
+    throw new UsageError(`${message}${hint}\nRun "node-tuning-advisor ${command} --help" for the flags it takes.`);
   }
 }
 
@@ -38,17 +42,7 @@ export function oneOf<T extends string>(flag: string, value: string | undefined,
   throw new UsageError(`${flag} must be one of ${allowed.join(', ')} (got "${value}")`);
 }
 
-/** Piped output is laid out for this many columns unless COLUMNS says otherwise. */
-export const PIPE_COLUMNS = 100;
-const MIN_COLUMNS = 40;
-
-/** The terminal's width on a TTY; else $COLUMNS; else `piped`. Never below 40: narrower, lines just wrap more. */
-export function terminalWidth(io: Io, piped = PIPE_COLUMNS): number {
-  const fromTerminal = io.stdout.isTTY === true ? io.stdout.columns : undefined;
-  const fromEnv = /^\d+$/.test(io.env.COLUMNS ?? '') ? Number(io.env.COLUMNS) : undefined;
-  const columns = fromTerminal || fromEnv || piped;
-  return Math.max(MIN_COLUMNS, columns);
-}
+export { PIPED_COLUMNS as PIPE_COLUMNS, terminalWidth } from '../text/width.ts';
 
 export function useColor(io: Io): boolean {
   return io.stdout.isTTY === true && !io.env.NO_COLOR && io.env.TERM !== 'dumb';

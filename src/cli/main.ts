@@ -2,7 +2,8 @@
 import { createRequire } from 'node:module';
 import { InputError } from '../input-error.ts';
 import { EXIT_INPUT, EXIT_OK, type Command, type Io } from './io.ts';
-import { stripControls } from './terminal-safe.ts';
+import { stripControls } from '../text/terminal.ts';
+import { didYouMean } from '../text/suggest.ts';
 
 /** The hidden command the kubectl plugin's bin runs: `kubectl node-tuning X` = `node-tuning-advisor kubectl-plugin X`. */
 export const PLUGIN_COMMAND = 'kubectl-plugin';
@@ -22,9 +23,15 @@ const COMMANDS: Record<string, Command> = {
   report: async (args, io) => (await import('./commands/report.ts')).reportCommand(args, io),
   describe: async (args, io) => (await import('./commands/describe.ts')).describeCommand(args, io),
   measure: async (args, io) => (await import('./commands/measure.ts')).measureCommand(args, io),
+  completion: async (args, io) => (await import('./commands/completion.ts')).completionCommand(args, io, main, listedCommands()),
   // What `kubectl node-tuning …` runs (the kubectl-node_tuning bin); not listed in the usage.
   [PLUGIN_COMMAND]: async (args, io) => (await import('./commands/kubectl-plugin.ts')).kubectlPluginCommand(args, io),
 };
+
+/** The commands a user types (the plugin's hidden one left out). */
+function listedCommands(): string[] {
+  return Object.keys(COMMANDS).filter((c) => c !== PLUGIN_COMMAND);
+}
 
 export const USAGE = `Usage: node-tuning-advisor <command> [flags]
 
@@ -40,6 +47,7 @@ Commands:
   report            the cluster view: all nodes' results, worst first, plus cluster-scope checks
   describe NODE     one node's findings as its agent published them, and its Events
   measure           pod-startup: N pods at once on a node, each phase timed; before/after a fix
+  completion SHELL  bash or zsh completion script (commands, flags, formats, rule ids)
 
 Run "node-tuning-advisor <command> --help" for a command's flags.
 `;
@@ -64,7 +72,8 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
   }
   const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (!command) {
-    io.stderr.write(`node-tuning-advisor: unknown command "${name}"\n\n${USAGE}`);
+    const hint = didYouMean(name, [...listedCommands(), 'help', 'version']);
+    io.stderr.write(`node-tuning-advisor: unknown command "${stripControls(name)}"${stripControls(hint)}\n\n${USAGE}`);
     return EXIT_INPUT;
   }
   const who = stripControls(name === PLUGIN_COMMAND ? `kubectl node-tuning${args[0] ? ` ${args[0]}` : ''}` : `node-tuning-advisor ${name}`);

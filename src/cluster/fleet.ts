@@ -14,8 +14,25 @@ export interface FleetSummary {
   noAgent: number;
   unreadable: number;
   grades: Record<Grade, number>;
-  /** Nodes on which at least one rule of that severity fails. */
+  /** Nodes on which at least one rule of that severity fails (rules of the rule set only). */
   failing: Record<Severity, number>;
+  /** Failing rule ids the rule set does not know, tallied apart: never in `fleet` or the groups. */
+  unknownRules: UnknownRules;
+}
+
+/**
+ * Ids an agent reports failing that `report`'s rule set has no rule for: agents run with other rule
+ * files (run `report --rules` with theirs), or annotations written by someone else. A compromised
+ * agent can name 500 such ids; they must not push real failing rules out of the fleet's tally.
+ */
+export interface UnknownRules {
+  /** Nodes reporting at least one. */
+  nodes: number;
+  /** Distinct ids, counted up to MAX_RULES; `more`: there were more. */
+  ids: number;
+  more: boolean;
+  /** The first few ids, in the order seen. */
+  examples: string[];
 }
 
 /** Nodes outside the worst N that look alike: same agent state, grade and failing rules. */
@@ -48,6 +65,8 @@ export interface FleetOptions {
   /** Rows kept for the table, worst first; Infinity keeps every node (--all). */
   limit: number;
   categoryOf?: (rule: string) => string | undefined;
+  /** Whether the rule set has this rule; failing ids it has not are tallied apart. Default: every id. */
+  knownRule?: (rule: string) => boolean;
 }
 
 /** Bounds against hostile annotations and labels: distinct rules, roles and groups tallied. */
@@ -55,6 +74,8 @@ export const MAX_RULES = 500;
 export const MAX_ROLES = 64;
 export const MAX_GROUPS = 256;
 export const MAX_EXAMPLES = 5;
+/** An unknown id shown as an example is cut there (annotations written by hand may hold anything). */
+const MAX_EXAMPLE_CHARS = 64;
 const OTHER_ROLE = 'other';
 const GRADES: Grade[] = ['F', 'D', 'C', 'B', 'A'];
 const SEVERITY_RANK: Record<Severity, number> = { critical: 0, warning: 1, info: 2 };
@@ -75,16 +96,22 @@ export function spaced(n: number): string {
 const nodes = (n: number) => `${spaced(n)} ${n === 1 ? 'node' : 'nodes'}`;
 
 export class FleetTally {
-  readonly summary: FleetSummary = { nodes: 0, withAgent: 0, noAgent: 0, unreadable: 0, grades: { A: 0, B: 0, C: 0, D: 0, F: 0 }, failing: { critical: 0, warning: 0, info: 0 } };
+  readonly summary: FleetSummary = {
+    nodes: 0, withAgent: 0, noAgent: 0, unreadable: 0, grades: { A: 0, B: 0, C: 0, D: 0, F: 0 }, failing: { critical: 0, warning: 0, info: 0 },
+    unknownRules: { nodes: 0, ids: 0, more: false, examples: [] },
+  };
   private readonly worst: TopN<NodeRow>;
   private readonly groups = new Map<string, NodeGroup>();
   private readonly rules = new Map<string, RuleTally>();
   private readonly roleTotals = new Map<string, number>();
   private readonly categoryOf: (rule: string) => string | undefined;
+  private readonly knownRule: (rule: string) => boolean;
+  private readonly unknownIds = new Set<string>();
 
   constructor(options: FleetOptions) {
     this.worst = new TopN(options.limit, worstFirst);
     this.categoryOf = options.categoryOf ?? (() => undefined);
+    this.knownRule = options.knownRule ?? (() => true);
   }
 
   add(row: NodeRow): void {
@@ -133,7 +160,8 @@ export class FleetTally {
   private countRoles(row: NodeRow): void {
     const roles = [...new Set(row.roles.map((r) => this.roleOf(r)))];
     for (const role of roles) this.roleTotals.set(role, (this.roleTotals.get(role) ?? 0) + 1);
-    const failing = failingRules(row);
+    const failing = this.knownFailing(row);
+    this.countUnknown(row);
     for (const severity of new Set(failing.map((e) => e.severity))) this.summary.failing[severity] += 1;
     for (const entry of failing) {
       let tally = this.rules.get(entry.rule);
@@ -148,9 +176,30 @@ export class FleetTally {
     }
   }
 
+  private knownFailing(row: NodeRow): ReturnType<typeof failingRules> {
+    return failingRules(row).filter((entry) => this.knownRule(entry.rule));
+  }
+
+  private countUnknown(row: NodeRow): void {
+    const unknown = failingRules(row).filter((entry) => !this.knownRule(entry.rule));
+    if (unknown.length === 0) return;
+    const tally = this.summary.unknownRules;
+    tally.nodes += 1;
+    for (const { rule } of unknown) {
+      if (this.unknownIds.has(rule)) continue;
+      if (this.unknownIds.size >= MAX_RULES) {
+        tally.more = true;
+        continue;
+      }
+      this.unknownIds.add(rule);
+      tally.ids = this.unknownIds.size;
+      if (tally.examples.length < MAX_EXAMPLES) tally.examples.push(rule.slice(0, MAX_EXAMPLE_CHARS));
+    }
+  }
+
   private group(row: NodeRow): void {
     const grade = row.agent === 'ok' ? row.report?.grade : undefined;
-    let failing = row.agent === 'ok' ? failingRules(row).map((e) => e.rule).sort() : [];
+    let failing = row.agent === 'ok' ? this.knownFailing(row).map((e) => e.rule).sort() : [];
     let key = `${row.agent}|${grade ?? ''}|${failing.join(',')}`;
     if (!this.groups.has(key) && this.groups.size >= MAX_GROUPS) {
       failing = ['*'];

@@ -3,7 +3,7 @@
 // GET the Node, LIST the agent's Events on it in the namespace the agent writes them to.
 import { FINDINGS_KEY, parseAnnotations, type AnnotatedReport } from '../publish/annotations.ts';
 import { EVENT_NAMESPACE, REPORTING_COMPONENT } from '../publish/events.ts';
-import { oneLine } from '../publish/text-bytes.ts';
+import { oneLine } from '../text/controls.ts';
 import { InputError } from '../input-error.ts';
 import type { ClusterApi } from './api.ts';
 import { rolesOf } from './nodes.ts';

@@ -132,7 +132,7 @@ export async function runClusterReport(api: ClusterApi, options: ReportOptions):
   const everyScope = await loadRuleSet(options);
   const rules = everyScope.filter((rule) => rule.scope === 'cluster');
   const categories = new Map(everyScope.map((rule) => [rule.id, rule.category]));
-  const tally = new FleetTally({ limit: options.limit, categoryOf: (rule) => categories.get(rule) });
+  const tally = new FleetTally({ limit: options.limit, categoryOf: (rule) => categories.get(rule), knownRule: (rule) => categories.has(rule) });
   const events = new EventsSplitTally();
   await foldNodes(api, options, tally, events);
   const facts = new FactSet();

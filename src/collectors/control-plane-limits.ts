@@ -7,8 +7,10 @@ import { parse as parseYaml } from 'yaml';
 import type { Collector } from './collector.ts';
 import type { FactSet } from '../facts/fact-set.ts';
 import type { HostRoot } from '../host/host-root.ts';
-import { argsFrom, findProcesses, listProcesses, numericFlag, parseFlags, type FlagMap, type SourcedArg } from '../host/processes.ts';
+import { argsFrom, listProcesses, numericFlag, parseFlags, type FlagMap, type SourcedArg } from '../host/processes.ts';
+import { pickComponentProcess, type JudgedProcess } from '../host/component-process.ts';
 import { componentArgs, detectRancher, type RancherInstall } from './rancher.ts';
+import { detectMicrok8s, microk8sComponentArgs, type Microk8sInstall } from './microk8s.ts';
 import { readStaticPod, type StaticPod } from './static-pod.ts';
 import { fileOf, lineIn, withLine } from './file-lines.ts';
 import { isUnitFile } from './kubelet/remediation.ts';
@@ -24,9 +26,36 @@ interface Found {
   manifest?: StaticPod;
   pid?: number;
   rancher?: RancherInstall;
+  /** MicroK8s: a thread of kubelite, its flags in an args file (restart the snap service). */
+  microk8s?: Microk8sInstall;
+  /** The args file could not be read. */
+  problem?: string;
+  /** How the live process was trusted. */
+  trust?: Pick<JudgedProcess, 'level' | 'why'>;
 }
 
-async function findComponent(host: HostRoot, component: Component, processes: Awaited<ReturnType<typeof listProcesses>>, rancher: RancherInstall | undefined): Promise<Found | undefined> {
+async function fromMicrok8s(host: HostRoot, component: Component, microk8s: Microk8sInstall): Promise<Found | undefined> {
+  if (!microk8s.controlPlane) return undefined;
+  const read = await microk8sComponentArgs(host, microk8s, component);
+  const pid = microk8s.process ? { pid: microk8s.process.pid } : {};
+  return 'args' in read ? { args: read.args, editIn: read.file, microk8s, ...pid } : { args: [], editIn: read.file, microk8s, problem: read.problem, ...pid };
+}
+
+type Processes = Awaited<ReturnType<typeof listProcesses>>;
+
+/** The component, and the processes with its name that were not used (with why). */
+async function findComponent(host: HostRoot, component: Component, processes: Processes, rancher: RancherInstall | undefined): Promise<{ found?: Found; refused: string[] }> {
+  const microk8s = await detectMicrok8s(host);
+  if (microk8s) {
+    const found = await fromMicrok8s(host, component, microk8s);
+    return { ...(found ? { found } : {}), refused: [] };
+  }
+  const picked = await pickComponentProcess(host, processes, [component]);
+  const found = await fromSources(host, component, picked.chosen, rancher);
+  return { ...(found ? { found } : {}), refused: picked.refused };
+}
+
+async function fromSources(host: HostRoot, component: Component, chosen: JudgedProcess | undefined, rancher: RancherInstall | undefined): Promise<Found | undefined> {
   let manifest: StaticPod | undefined;
   for (const dir of MANIFEST_DIRS) {
     manifest ??= await readStaticPod(host, `${dir}/${component}.yaml`, component);
@@ -34,9 +63,10 @@ async function findComponent(host: HostRoot, component: Component, processes: Aw
   // rke2 rewrites its pod manifests on every start: the lasting edit is <component>-arg in its config.yaml.
   const rke2Config = rancher?.distro === 'rke2' && manifest?.path.startsWith('/var/lib/rancher/rke2/') ? `/etc/rancher/rke2/config.yaml (${component}-arg)` : undefined;
   const rke2 = rke2Config && rancher ? { rancher } : {};
-  const live = findProcesses(processes, [component])[0];
-  if (live) {
-    const found: Found = { args: argsFrom(live.argv.slice(1), `/proc/${live.pid}/cmdline`), editIn: rke2Config ?? manifest?.path ?? `/proc/${live.pid}/cmdline`, pid: live.pid, ...rke2 };
+  const live = chosen?.process;
+  if (live && chosen) {
+    const trust = { level: chosen.level, why: chosen.why };
+    const found: Found = { args: argsFrom(live.argv.slice(1), `/proc/${live.pid}/cmdline`), editIn: rke2Config ?? manifest?.path ?? `/proc/${live.pid}/cmdline`, pid: live.pid, trust, ...rke2 };
     return manifest ? { ...found, manifest } : found;
   }
   if (manifest) return { args: manifest.args, editIn: rke2Config ?? manifest.path, manifest, ...rke2 };
@@ -64,7 +94,8 @@ export function hostPathsOf(found: Found, containerPath: string): string[] {
   if (found.pid !== undefined) paths.push(`/proc/${found.pid}/root${containerPath}`);
   const mapped = found.manifest ? throughMounts(found.manifest, containerPath) : undefined;
   if (mapped) paths.push(mapped);
-  if (!found.manifest && found.pid === undefined) paths.push(containerPath);
+  // kubelite runs in the host's mount namespace (a classic snap): its paths are host paths.
+  if ((!found.manifest && found.pid === undefined) || found.microk8s) paths.push(containerPath);
   return paths;
 }
 
@@ -120,17 +151,31 @@ function fixText(component: string, editIn: string, current: { qps?: number; bur
 }
 
 function restartHint(found: Found, editIn: string): string {
+  if (found.microk8s) return `then snap restart microk8s.daemon-kubelite (kubelite runs every component: the node's pods keep running)`;
   if (found.rancher) return `then systemctl restart ${found.rancher.distro === 'k3s' ? 'k3s' : 'rke2-server'}`;
   if (found.manifest && editIn.includes('clientConnection')) return `the scheduler reads it only at start: move ${found.manifest.path} out of its directory and back to restart the static pod`;
   if (found.manifest) return 'the kubelet restarts the static pod when the manifest changes';
   return 'then restart the component';
 }
 
-async function collectClient(host: HostRoot, facts: FactSet, prefix: string, component: Component, found: Found | undefined, defaults: [number, number]): Promise<void> {
-  facts.set(`${prefix}.present`, found !== undefined, found?.editIn ?? MANIFEST_DIRS.join(', '), found ? undefined : `no ${component} process, static pod manifest or k3s/rke2 server on this node`);
+/** `<prefix>.present`: inferred when only a process's name vouches for it; the processes not used, with why. */
+function setPresent(facts: FactSet, prefix: string, component: Component, { found, refused }: { found?: Found; refused: string[] }): void {
+  const ignored = refused.length > 0 ? `not used: ${refused.join('; ')}` : '';
+  if (!found) {
+    facts.set(`${prefix}.present`, false, MANIFEST_DIRS.join(', '), [`no ${component} process, static pod manifest, k3s/rke2 server or MicroK8s on this node`, ignored].filter(Boolean).join('; '));
+    return;
+  }
+  const detail = [found.trust?.why, ignored].filter(Boolean).join('; ');
+  facts.set(`${prefix}.present`, true, found.trust?.level === 'inferred' ? 'inferred' : found.editIn, detail || undefined);
+}
+
+async function collectClient(host: HostRoot, facts: FactSet, prefix: string, component: Component, lookup: { found?: Found; refused: string[] }, defaults: [number, number]): Promise<void> {
+  setPresent(facts, prefix, component, lookup);
+  const { found } = lookup;
   if (!found) return;
-  if (found.manifest?.error && found.pid === undefined) {
-    for (const key of ['kubeAPIQPS', 'kubeAPIBurst', 'qpsSetIn', 'qpsFix']) facts.unknown(`${prefix}.${key}`, found.manifest.error);
+  const blocker = found.problem ?? (found.pid === undefined ? found.manifest?.error : undefined);
+  if (blocker) {
+    for (const key of ['kubeAPIQPS', 'kubeAPIBurst', 'qpsSetIn', 'qpsFix']) facts.unknown(`${prefix}.${key}`, blocker);
     return;
   }
   const flags = parseFlags(found.args, BOOLEAN_FLAGS);
@@ -156,11 +201,13 @@ async function collectClient(host: HostRoot, facts: FactSet, prefix: string, com
   facts.set(`${prefix}.qpsFix`, file ? withLine(fix, file, line, label) : fix, 'inferred');
 }
 
-async function collectApiserver(facts: FactSet, found: Found | undefined): Promise<void> {
-  facts.set('apiserver.present', found !== undefined, found?.editIn ?? MANIFEST_DIRS.join(', '));
+async function collectApiserver(facts: FactSet, lookup: { found?: Found; refused: string[] }): Promise<void> {
+  setPresent(facts, 'apiserver', 'kube-apiserver', lookup);
+  const { found } = lookup;
   if (!found) return;
-  if (found.manifest?.error && found.pid === undefined) {
-    for (const key of ['maxRequestsInflight', 'maxMutatingRequestsInflight', 'priorityAndFairness']) facts.unknown(`apiserver.${key}`, found.manifest.error);
+  const blocker = found.problem ?? (found.pid === undefined ? found.manifest?.error : undefined);
+  if (blocker) {
+    for (const key of ['maxRequestsInflight', 'maxMutatingRequestsInflight', 'priorityAndFairness']) facts.unknown(`apiserver.${key}`, blocker);
     return;
   }
   const flags = parseFlags(found.args, BOOLEAN_FLAGS);
@@ -181,7 +228,7 @@ const controlPlaneLimitsCollector: Collector = {
   async collect({ host, facts }) {
     const processes = await listProcesses(host);
     const rancher = await detectRancher(host);
-    const find = (c: Component): Promise<Found | undefined> => findComponent(host, c, processes, rancher);
+    const find = (c: Component): Promise<{ found?: Found; refused: string[] }> => findComponent(host, c, processes, rancher);
     await collectClient(host, facts, 'scheduler', 'kube-scheduler', await find('kube-scheduler'), [50, 100]);
     await collectClient(host, facts, 'controllerManager', 'kube-controller-manager', await find('kube-controller-manager'), [20, 30]);
     await collectApiserver(facts, await find('kube-apiserver'));

@@ -11,12 +11,13 @@ import etcdPriority from './etcd/priority.ts';
 import { createEtcdFsyncCollector, type EtcdFsyncSettings } from './etcd/fsync.ts';
 import kubelet from './kubelet/collector.ts';
 import controlPlaneLimits from './control-plane-limits.ts';
+import containerd from './containerd.ts';
 import throttling from './throttling.ts';
 import volumesHost from './volumes-host.ts';
 import workloadApi from './workload-api.ts';
 
 export const COLLECTORS: readonly Collector[] = [
-  kernel, cpu, tuned, nodeRole, inventory, etcd, etcdPriority, createEtcdFsyncCollector({ run: false }), kubelet, controlPlaneLimits, throttling,
+  kernel, cpu, tuned, nodeRole, inventory, etcd, etcdPriority, createEtcdFsyncCollector({ run: false }), kubelet, controlPlaneLimits, containerd, throttling,
   volumesHost, workloadApi,
 ];
 

@@ -4,9 +4,9 @@
 import type { Collector } from './collector.ts';
 import type { FactSet } from '../facts/fact-set.ts';
 import { driverOf } from '../workload/attach-latency.ts';
-import { STARTUP_PHASES, type WorkloadSnapshot } from '../workload/snapshot.ts';
+import { STARTUP_FIGURES, type WorkloadSnapshot } from '../workload/snapshot.ts';
 
-const PHASE_FACTS = STARTUP_PHASES.flatMap((p) => [`pods.startup.${p}.p50Ms`, `pods.startup.${p}.p99Ms`]);
+const PHASE_FACTS = STARTUP_FIGURES.flatMap((p) => [`pods.startup.${p}.p50Ms`, `pods.startup.${p}.p99Ms`]);
 const STARTUP_FACTS = ['pods.startup.samples', 'pods.startup.dominantPhase', 'pods.startup.trackedPods', ...PHASE_FACTS];
 const ATTACH_MODE_FACTS = ['volumes.nodeDrivers', 'volumes.attachDrivers', 'volumes.attachedNow', 'volumes.attachedDrivers', 'volumes.attachRequiredInUse'];
 const ATTACH_LATENCY_FACTS = ['volumes.attachSamples', 'volumes.attachP50Ms', 'volumes.attachP90Ms', 'volumes.attachSampleDrivers'];
@@ -59,14 +59,14 @@ function attachLatency(facts: FactSet, c: WorkloadSnapshot): void {
 function startup(facts: FactSet, c: WorkloadSnapshot): void {
   if (c.unsynced.pods) return unknownAll(facts, STARTUP_FACTS, c.unsynced.pods, 'api:pods');
   const src = `api:pods (fieldSelector spec.nodeName=${c.nodeName})`;
-  const detail = 'times observed on the watch; created is the API creationTimestamp (whole seconds)';
+  const detail = 'created (API creationTimestamp, whole seconds) → Ready received on the watch; phases from the kubelet\'s stamps where its writes came late; statusDelay: its Ready stamp → the API showing it';
   facts.set('pods.startup.samples', c.startup.total.samples, src, detail);
   facts.set('pods.startup.trackedPods', c.trackedPods, src);
-  for (const p of STARTUP_PHASES) {
+  for (const p of STARTUP_FIGURES) {
     facts.set(`pods.startup.${p}.p50Ms`, c.startup[p].p50Ms, src, `${c.startup[p].samples} samples`);
     facts.set(`pods.startup.${p}.p99Ms`, c.startup[p].p99Ms, src, `${c.startup[p].samples} samples`);
   }
-  const phases = STARTUP_PHASES.filter((p) => p !== 'total' && c.startup[p].p99Ms !== null);
+  const phases = STARTUP_FIGURES.filter((p) => p !== 'total' && c.startup[p].p99Ms !== null);
   const dominant = phases.sort((a, b) => (c.startup[b].p99Ms as number) - (c.startup[a].p99Ms as number))[0];
   facts.set('pods.startup.dominantPhase', dominant ?? null, 'inferred', 'the phase with the largest p99');
 }

@@ -22,15 +22,25 @@ export interface Fact {
   unknown?: string;
 }
 
+/**
+ * A reason or detail is a sentence, and may quote what a host holds (a process argument, a line of
+ * a file): longer ones are cut here, before any renderer or regex sees them.
+ */
+export const MAX_FACT_TEXT = 1024;
+
+function bounded(text: string): string {
+  return text.length <= MAX_FACT_TEXT ? text : `${text.slice(0, MAX_FACT_TEXT - 1)}…`;
+}
+
 export class FactSet {
   private readonly facts = new Map<string, Fact>();
 
   set(key: string, value: FactValue, source: string, detail?: string): void {
-    this.facts.set(key, detail === undefined ? { value, source } : { value, source, detail });
+    this.facts.set(key, detail === undefined ? { value, source } : { value, source, detail: bounded(detail) });
   }
 
   unknown(key: string, reason: string, source = 'unknown'): void {
-    this.facts.set(key, { value: null, source, unknown: reason });
+    this.facts.set(key, { value: null, source, unknown: bounded(reason) });
   }
 
   get(key: string): Fact | undefined {

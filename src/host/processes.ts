@@ -107,11 +107,21 @@ export function argsFrom(argv: string[], origin: string): SourcedArg[] {
   return argv.map((text) => ({ text, origin }));
 }
 
-/** A flag's value as a finite number, or undefined when absent or not numeric. */
+/** No number a flag takes is longer; a longer value is not read as one. */
+const MAX_NUMBER_CHARS = 64;
+const MAX_QUOTED_ARG = 40;
+
+/** An argument (anyone may start a process with any) as messages quote it: at most 40 characters. */
+export function quotedArg(text: string): string {
+  return text.length <= MAX_QUOTED_ARG ? text : `${text.slice(0, MAX_QUOTED_ARG)}… (${text.length} characters)`;
+}
+
+/** A flag's value as a finite number, or undefined when absent or not numeric (`invalid`: the value as messages quote it). */
 export function numericFlag(flags: FlagMap, name: string): { value: number; origin: string } | { invalid: string; origin: string } | undefined {
   const flag = flags.get(name);
   if (!flag) return undefined;
-  const value = Number(flag.value.trim());
-  if (flag.value.trim() === '' || !Number.isFinite(value)) return { invalid: flag.value, origin: flag.origin };
+  const text = flag.value.length > MAX_NUMBER_CHARS ? '' : flag.value.trim();
+  const value = Number(text);
+  if (text === '' || !Number.isFinite(value)) return { invalid: quotedArg(flag.value), origin: flag.origin };
   return { value, origin: flag.origin };
 }

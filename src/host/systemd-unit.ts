@@ -17,6 +17,8 @@ export interface UnitCommand {
   environment: Map<string, EnvValue>;
   /** EnvironmentFile= entries that could not be read (a required one stops the unit from starting). */
   unreadableEnvironmentFiles: { path: string; optional: boolean; code: string; reason: string }[];
+  /** User= of the service (undefined: root, systemd's default). */
+  user?: string;
 }
 
 interface Assignment {
@@ -181,7 +183,9 @@ export async function reconstructUnitCommand(host: HostRoot, unit: string): Prom
   let envFiles: { path: string; optional: boolean }[] = [];
   let execStart: Assignment | undefined;
   let workingDirectory = '/';
+  let user: string | undefined;
   for (const assignment of assignments) {
+    if (assignment.key === 'User') user = assignment.value === '' ? undefined : assignment.value;
     if (assignment.key === 'Environment') {
       for (const pair of splitWords(assignment.value)) {
         const eq = pair.indexOf('=');
@@ -208,7 +212,7 @@ export async function reconstructUnitCommand(host: HostRoot, unit: string): Prom
     for (const [key, value] of parseEnvironmentFile(text.text)) env.set(key, { value, origin: `${envFile.path} (${key})` });
   }
   if (!execStart) return undefined;
-  return { files: used, args: expandExecStart(execStart.value, env, execStart.file), workingDirectory, environment: env, unreadableEnvironmentFiles };
+  return { files: used, args: expandExecStart(execStart.value, env, execStart.file), workingDirectory, environment: env, unreadableEnvironmentFiles, ...(user ? { user } : {}) };
 }
 
 /** The unit specifiers unit files use for paths and names (systemd.unit(5) "Specifiers"). */

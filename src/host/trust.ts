@@ -39,6 +39,17 @@ export async function filesTrust(host: HostRoot, files: string[]): Promise<Trust
   return { trusted: true, why: files.length > 0 ? `${files.join(', ')} owned by root` : 'no files' };
 }
 
+/** The file and every directory above it owned by root (or the advisor's user), none writable by others. */
+export async function pathChainTrust(host: HostRoot, file: string): Promise<Trust> {
+  let current = path.posix.normalize(file);
+  for (;;) {
+    const trust = await fileTrust(host, current);
+    if (!trust.trusted) return trust;
+    if (current === '/') return { trusted: true, why: `${file} and its directories are root's` };
+    current = path.posix.dirname(current);
+  }
+}
+
 /** Real and effective uid from /proc/<pid>/status (readable by every user, unlike exe and environ). */
 export async function processUids(host: HostRoot, pid: number): Promise<{ real: number; effective: number } | undefined> {
   const status = await host.readText(`/proc/${pid}/status`, { maxBytes: 16 * 1024 });

@@ -5,10 +5,11 @@
 // into plain objects that passed validation, or as a KubeError naming the verb, the resource and why.
 // stop() aborts everything in flight (writes get a short grace) and refuses new requests.
 import { configSource, loadKubeConfig, type ConfigSource, type LoadedConfig } from './config.ts';
-import { decodeList, decodeObject, decodeWatchLine } from './decode.ts';
+import { decodeList, decodeListBytes, decodeObject, decodeWatchBytes, decodeWatchLine } from './decode.ts';
 import { ContinueExpired, KubeError } from './errors.ts';
 import { readLines } from './http.ts';
 import type { KubeList, KubeObject, WatchEvent } from './objects.ts';
+import type { ObjectShape } from './projection.ts';
 import { PODS, VERSION, type ResourceRef } from './resources.ts';
 import { DEFAULT_MAX_WATCH_LINE_BYTES, Requests, targetOf, type ClientOptions, type ClientStats, type Query, type Spec } from './requests.ts';
 
@@ -36,6 +37,10 @@ export interface ListOptions extends Where {
   pageBytes?: number;
   /** Only apiVersion, kind and metadata of each item (PartialObjectMetadataList): far less to read. */
   metadataOnly?: boolean;
+  /** With `pageBytes`: the first page's limit (default FIRST_ADAPTIVE_LIMIT). */
+  firstLimit?: number;
+  /** Keep only these fields of each item, decoded from the bytes (src/kube/projection.ts). */
+  project?: ObjectShape;
 }
 
 export interface WatchOptions extends Where {
@@ -49,6 +54,8 @@ export interface WatchOptions extends Where {
    */
   timeoutSeconds?: number;
   metadataOnly?: boolean;
+  /** Keep only these fields of each event's object, decoded from the bytes. */
+  project?: ObjectShape;
 }
 
 export interface LogOptions extends Where {
@@ -134,7 +141,7 @@ export class KubeClient {
     let pages = 0;
     let count = 0;
     let resourceVersion = '';
-    let limit = opts.limit !== undefined && opts.pageBytes !== undefined ? Math.min(opts.limit, FIRST_ADAPTIVE_LIMIT) : opts.limit;
+    let limit = opts.limit !== undefined && opts.pageBytes !== undefined ? Math.min(opts.limit, opts.firstLimit ?? FIRST_ADAPTIVE_LIMIT) : opts.limit;
     let pageChars = 0;
     do {
       const query: Query = {
@@ -144,7 +151,10 @@ export class KubeClient {
       const spec: Spec = { verb: 'list', ref, method: 'GET', query, ...where(opts), ...(opts.metadataOnly ? { accept: METADATA_LIST } : {}) };
       let page;
       try {
-        page = await this.requests.json('list', spec, (text) => { pageChars = text.length; return decodeList<T>(text); });
+        const project = opts.project;
+        page = project
+          ? await this.requests.decodeBytes('list', spec, (bytes) => { pageChars = bytes.length; return decodeListBytes<T>(bytes, project); })
+          : await this.requests.json('list', spec, (text) => { pageChars = text.length; return decodeList<T>(text); });
       } catch (err) {
         if (token !== undefined && err instanceof KubeError && err.expired) {
           throw new ContinueExpired({ verb: 'list', target: err.target, code: err.code, status: err.status, reason: err.reason, detail: `continue token expired, list again from the start (${err.detail})` });
@@ -241,7 +251,7 @@ export class KubeClient {
       open.deadline(idleMs, silent);
       open.res.on('data', (chunk: Buffer) => { bytes += chunk.length; this.requests.counters.bytesReceived += chunk.length; open.deadline(idleMs, silent); });
       await readLines(open.res, this.opts.maxWatchLineBytes ?? DEFAULT_MAX_WATCH_LINE_BYTES, open.signal, (line) => {
-        const decoded = decodeWatchLine<T>(line);
+        const decoded = opts.project ? decodeWatchBytes<T>(line, opts.project) : decodeWatchLine<T>(line.toString('utf8'));
         if ('error' in decoded) {
           const { code: status, reason, message } = decoded.error;
           throw new KubeError({ verb: 'watch', target: targetOf(spec), code: String(status), status, reason, detail: message ?? '' });

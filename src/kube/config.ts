@@ -43,6 +43,7 @@ export function loadKubeConfig(source: ConfigSource): LoadedConfig {
   const origin = source.kind === 'file' ? `--kubeconfig ${source.path}` : 'in-cluster config (service account)';
   const kc = source.kind === 'file' ? fromFile(source.path, origin) : inCluster(source);
   if (source.kind === 'file' && source.context !== undefined) useContext(kc, source.context, origin);
+  if (source.kind === 'file') refuseAuthProvider(kc, origin);
   const cluster = kc.getCurrentCluster();
   if (!cluster) {
     throw new KubeConfigError(source.kind === 'file'
@@ -50,6 +51,34 @@ export function loadKubeConfig(source: ConfigSource): LoadedConfig {
       : `${origin}: no cluster`);
   }
   return { kc, server: serverUrl(cluster.server, cluster.skipTLSVerify === true, cluster.name, origin), source, origin };
+}
+
+/**
+ * kubectl's own words (client-go ≥ 1.26, plugin/pkg/client/auth/{gcp,azure}/*_stub.go and
+ * rest.GetAuthProvider): client-node's gcp and azure providers would run the entry's `cmd-path`
+ * with `cmd-args` through a shell, and any provider with a `tokenFile` would send that file as a
+ * token. Credential plugins are `exec` entries, as kubectl has them.
+ */
+const REMOVED_AUTH_PROVIDERS = new Map<string, string>([
+  ['gcp', `The gcp auth plugin has been removed.
+Please use the "gke-gcloud-auth-plugin" kubectl/client-go credential plugin instead.
+See https://cloud.google.com/blog/products/containers-kubernetes/kubectl-auth-changes-in-gke for further details`],
+  ['azure', `The azure auth plugin has been removed.
+Please use the https://github.com/Azure/kubelogin kubectl/client-go credential plugin instead.
+See https://kubernetes.io/docs/reference/access-authn-authz/authentication/#client-go-credential-plugins for further details`],
+]);
+/** The one auth-provider kubectl still has. */
+const AUTH_PROVIDERS = new Set(['oidc']);
+
+/** Refused before anything is applied: an auth-provider kubectl refuses is never run or read. */
+function refuseAuthProvider(kc: KubeConfig, origin: string): void {
+  const user = kc.getCurrentUser();
+  const provider = user?.authProvider as { name?: unknown } | undefined;
+  if (provider === undefined || provider === null) return;
+  const name = typeof provider.name === 'string' ? provider.name : '';
+  if (AUTH_PROVIDERS.has(name)) return;
+  const words = REMOVED_AUTH_PROVIDERS.get(name) ?? `no Auth Provider found for name ${JSON.stringify(printable(name, 64))}`;
+  throw new KubeConfigError(`cannot use user "${printable(user?.name ?? '', 64)}" of ${origin}: ${words}`);
 }
 
 function useContext(kc: KubeConfig, context: string, origin: string): void {

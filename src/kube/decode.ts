@@ -1,6 +1,7 @@
 // Decoding what the server sent: list bodies, watch lines and Status objects. Each check names the
 // defect (never echoes the input); the client turns a defect into a KubeError with code 'malformed'.
 import { isPlainObject, kindOf, objectProblem, type KubeList, type KubeObject, type WatchEvent } from './objects.ts';
+import { parseProjected, type ObjectShape, type Shape } from './projection.ts';
 
 export class Malformed extends Error {}
 
@@ -25,7 +26,24 @@ export function decodeObject<T extends KubeObject>(text: string, nameRequired = 
 
 /** A list body: items must all be objects with metadata and a name; `items: null` is an empty list. */
 export function decodeList<T extends KubeObject>(text: string): KubeList<T> & { continue?: string } {
-  const value = parseJson(text, 'list');
+  return checkList<T>(parseJson(text, 'list'));
+}
+
+/** A list body decoded from its bytes keeping only `item`'s fields of each item (src/kube/projection.ts). */
+export function decodeListBytes<T extends KubeObject>(bytes: Buffer, item: ObjectShape): KubeList<T> & { continue?: string } {
+  return checkList<T>(parseProjected(bytes, listShape(item), 'list'));
+}
+
+const LIST_META: Shape = { fields: { resourceVersion: 'scalar', continue: 'scalar' } };
+const listShapes = new WeakMap<ObjectShape, Shape>();
+
+function listShape(item: ObjectShape): Shape {
+  let shape = listShapes.get(item);
+  if (!shape) listShapes.set(item, shape = { fields: { metadata: LIST_META, items: { items: item, max: Number.MAX_SAFE_INTEGER } } });
+  return shape;
+}
+
+function checkList<T extends KubeObject>(value: unknown): KubeList<T> & { continue?: string } {
   if (!isPlainObject(value)) throw new Malformed(`list: ${kindOf(value)}`);
   const meta = value.metadata ?? {};
   if (!isPlainObject(meta)) throw new Malformed(`list: metadata is ${kindOf(meta)}`);
@@ -77,7 +95,25 @@ export type DecodedLine<T extends KubeObject> = { event: WatchEvent<T> } | { err
  * resourceVersion; BOOKMARK with metadata.resourceVersion; ERROR with a Status.
  */
 export function decodeWatchLine<T extends KubeObject>(line: string): DecodedLine<T> {
-  const value = parseJson(line, 'watch event');
+  return checkWatchEvent<T>(parseJson(line, 'watch event'));
+}
+
+/** A watch line decoded from its bytes, keeping only `object`'s fields of the object (and a Status's). */
+export function decodeWatchBytes<T extends KubeObject>(line: Buffer, object: ObjectShape): DecodedLine<T> {
+  return checkWatchEvent<T>(parseProjected(line, watchShape(object), 'watch event'));
+}
+
+const STATUS_FIELDS = { code: 'scalar', reason: 'scalar', message: 'scalar' } as const;
+const watchShapes = new WeakMap<ObjectShape, Shape>();
+
+/** An event's object shape with a Status's fields too (an ERROR event's object). */
+function watchShape(object: ObjectShape): Shape {
+  let shape = watchShapes.get(object);
+  if (!shape) watchShapes.set(object, shape = { fields: { type: 'scalar', object: { ...object, fields: { ...object.fields, ...STATUS_FIELDS } } } });
+  return shape;
+}
+
+function checkWatchEvent<T extends KubeObject>(value: unknown): DecodedLine<T> {
   if (!isPlainObject(value)) throw new Malformed(`watch event: ${kindOf(value)}`);
   const { type, object } = value;
   if (type === 'ERROR') {

@@ -1,6 +1,7 @@
 // Every failure of the Kubernetes client is a KubeError that says which verb on which resource
 // failed and why, in one line fit for a terminal or a log: the server's Status message is kept,
 // stripped of control characters and capped (a proxy may send anything).
+import { oneLine } from '../text/controls.ts';
 import type { ResourceRef } from './resources.ts';
 
 export type Verb = 'get' | 'list' | 'watch' | 'create' | 'patch' | 'delete' | 'deletecollection' | 'log';
@@ -24,13 +25,15 @@ export interface KubeErrorFields {
   /** The server's own words (Status.message), or the local cause. */
   detail: string;
   retryAfterMs?: number;
+  /** For a network failure: the server that could not be reached (https://10.0.0.1:6443). */
+  server?: string;
 }
 
 const MAX_DETAIL_CHARS = 400;
 
-/** One line of plain text: control characters (C0, C1, DEL), bidi overrides and U+FFFD removed, capped. */
+/** One line of plain text: the control table (src/text/controls.ts) and U+FFFD (what binary input decodes to) become spaces, capped. */
 export function printable(text: string, maxChars = MAX_DETAIL_CHARS): string {
-  const clean = text.replace(/[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069\ufffd]+/g, ' ').replace(/ {2,}/g, ' ').trim();
+  const clean = oneLine(text.replace(/\ufffd/g, ' '));
   return clean.length > maxChars ? `${clean.slice(0, maxChars - 1)}…` : clean;
 }
 
@@ -42,10 +45,11 @@ export class KubeError extends Error {
   readonly reason: string | undefined;
   readonly detail: string;
   readonly retryAfterMs: number | undefined;
+  readonly server: string | undefined;
 
   constructor(fields: KubeErrorFields) {
     const detail = printable(fields.detail);
-    super(`cannot ${fields.verb} ${fields.target}: ${describe(fields.code, fields.status, detail)}`);
+    super(`cannot ${fields.verb} ${fields.target}: ${describe(fields.code, fields.status, detail, fields.server)}`);
     this.name = 'KubeError';
     this.verb = fields.verb;
     this.target = fields.target;
@@ -54,11 +58,17 @@ export class KubeError extends Error {
     this.reason = fields.reason;
     this.detail = detail;
     this.retryAfterMs = fields.retryAfterMs;
+    this.server = fields.server === undefined ? undefined : printable(fields.server, 200);
   }
 
   /** The short form for logs that already say what was being done: "HTTP 403: pods is forbidden: …". */
   get summary(): string {
-    return describe(this.code, this.status, this.detail);
+    return describe(this.code, this.status, this.detail, this.server);
+  }
+
+  /** No answer from the server at all (refused, unroutable, no TCP/TLS connection in time): not a refusal by it. */
+  get unreachable(): boolean {
+    return this.status === undefined && !LOCAL_CODES.has(this.code);
   }
 
   /** 410: the resourceVersion (of a watch) or the continue token (of a paginated list) is too old. */
@@ -86,10 +96,10 @@ export class KubeError extends Error {
 /** Codes whose detail says it all (the rest are network errors). */
 const LOCAL_CODES = new Set(['timeout', 'stopped', 'malformed', 'too-large', 'credentials', 'invalid', 'error']);
 
-function describe(code: ErrorCode, status: number | undefined, detail: string): string {
+function describe(code: ErrorCode, status: number | undefined, detail: string, server?: string): string {
   if (status !== undefined) return `HTTP ${status}${detail ? `: ${detail}` : ''}`;
   if (LOCAL_CODES.has(code)) return detail;
-  return `cannot reach the API server: ${code}${detail && detail !== code ? ` (${detail})` : ''}`;
+  return `cannot reach the API server${server ? ` ${server}` : ''}: ${code}${detail && detail !== code ? ` (${detail})` : ''}`;
 }
 
 /** "pods in namespace ci", "nodes \"n1\"", "pods \"p\" in namespace ci" (log: "pods/log …"). */

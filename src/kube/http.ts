@@ -13,6 +13,13 @@ export interface HttpExchange {
   signal: AbortSignal;
   /** Called when the whole request has been handed to the socket (after connecting, TLS, queueing). */
   onWritten?: () => void;
+  /** A new connection (TCP, then TLS for https) must be up within this long; a reused one is not timed. */
+  connectTimeoutMs?: number;
+}
+
+/** No connection to the server within the connect timeout (a dead address, a firewall dropping SYNs). */
+export class ConnectTimeout extends Error {
+  readonly code = 'ETIMEDOUT';
 }
 
 /** Why a request was aborted: the reason carried by the AbortSignal, mapped to a KubeError code. */
@@ -35,6 +42,7 @@ export function send(x: HttpExchange): Promise<http.IncomingMessage> {
     const headers = { ...x.headers, ...(x.body ? { 'Content-Length': String(x.body.length) } : {}) };
     const req = request(x.url, { method: x.method, headers, agent: x.agent });
     if (x.onWritten) req.once('finish', x.onWritten);
+    if (x.connectTimeoutMs !== undefined) limitConnect(req, x.connectTimeoutMs);
     const onAbort = (): void => { req.destroy(x.signal.reason); };
     x.signal.addEventListener('abort', onAbort, { once: true });
     req.once('response', (res) => {
@@ -50,6 +58,19 @@ export function send(x: HttpExchange): Promise<http.IncomingMessage> {
   });
 }
 
+/** Destroys the request when its new socket is not connected (and, for https, through TLS) in time. */
+function limitConnect(req: http.ClientRequest, ms: number): void {
+  req.once('socket', (socket) => {
+    if (req.reusedSocket) return;
+    const ready = 'encrypted' in socket ? 'secureConnect' : 'connect';
+    const timer = setTimeout(() => req.destroy(new ConnectTimeout(`no connection within ${ms / 1000} s`)), ms);
+    const clear = (): void => clearTimeout(timer);
+    socket.once(ready, clear);
+    socket.once('close', clear);
+    req.once('error', clear);
+  });
+}
+
 /** The whole body, at most maxBytes (more: the connection is closed and TooLarge thrown). */
 export function readBody(res: http.IncomingMessage, maxBytes: number, signal: AbortSignal): Promise<Buffer> {
   return consume(res, signal, (chunks, total) => {
@@ -62,7 +83,7 @@ export function readBody(res: http.IncomingMessage, maxBytes: number, signal: Ab
  * Calls onLine for every newline-terminated line as it arrives (a last unterminated line too);
  * a line longer than maxLineBytes closes the stream with TooLarge. onLine may throw to end the stream.
  */
-export async function readLines(res: http.IncomingMessage, maxLineBytes: number, signal: AbortSignal, onLine: (line: string) => void): Promise<void> {
+export async function readLines(res: http.IncomingMessage, maxLineBytes: number, signal: AbortSignal, onLine: (line: Buffer) => void): Promise<void> {
   let pending: Buffer[] = [];
   let pendingBytes = 0;
   const take = (chunk: Buffer): void => {
@@ -70,11 +91,11 @@ export async function readLines(res: http.IncomingMessage, maxLineBytes: number,
     for (let nl = chunk.indexOf(10, start); nl >= 0; nl = chunk.indexOf(10, start)) {
       const piece = chunk.subarray(start, nl);
       if (pendingBytes + piece.length > maxLineBytes) throw new TooLarge(`watch event longer than ${maxLineBytes} bytes`);
-      const line = pendingBytes === 0 ? piece.toString('utf8') : Buffer.concat([...pending, piece]).toString('utf8');
+      const line = pendingBytes === 0 ? piece : Buffer.concat([...pending, piece]);
       pending = [];
       pendingBytes = 0;
       start = nl + 1;
-      if (line.trim() !== '') onLine(line);
+      if (!blank(line)) onLine(line);
     }
     const rest = chunk.subarray(start);
     if (pendingBytes + rest.length > maxLineBytes) throw new TooLarge(`watch event longer than ${maxLineBytes} bytes`);
@@ -84,8 +105,13 @@ export async function readLines(res: http.IncomingMessage, maxLineBytes: number,
     for (const chunk of chunks.splice(0)) take(chunk);
     return chunks;
   });
-  const last = Buffer.concat(pending).toString('utf8');
-  if (last.trim() !== '') onLine(last);
+  const last = Buffer.concat(pending);
+  if (!blank(last)) onLine(last);
+}
+
+function blank(line: Buffer): boolean {
+  for (const c of line) if (c !== 0x20 && c !== 0x09 && c !== 0x0d && c !== 0x0a) return false;
+  return true;
 }
 
 /** Drains res, handing the chunks received so far to `step` (which may throw to stop); aborts on signal. */

@@ -8,13 +8,18 @@ import { DEFAULT_BACKOFF, delay, retryDelay, type BackoffPolicy } from './backof
 import type { KubeClient } from './client.ts';
 import { KubeError, describeError } from './errors.ts';
 import { AbortReason } from './http.ts';
-import { objectKey, type KubeObject, type WatchEvent } from './objects.ts';
+import { objectKey, type KubeList, type KubeObject, type WatchEvent } from './objects.ts';
+import type { ObjectShape } from './projection.ts';
 import type { ResourceRef } from './resources.ts';
 
 /** Bounded label values for a watch-errors metric. */
 export type WatchErrorReason =
   | 'malformed' | 'expired' | 'throttled' | 'unauthorized' | 'forbidden' | 'not-found' | 'client-error'
   | 'server-error' | 'timeout' | 'too-large' | 'network' | 'handler';
+
+/** A paged LIST (`pageBytes`) starts small and never asks for more items than this per page. */
+const FIRST_PAGE_ITEMS = 10;
+const MAX_PAGE_ITEMS = 500;
 
 export interface InformerOptions {
   /** A short, fixed name for metrics: "node", "pods". */
@@ -25,6 +30,15 @@ export interface InformerOptions {
   labelSelector?: string;
   fieldSelector?: string;
   metadataOnly?: boolean;
+  /** Keep only these fields of each object, decoded from the bytes (src/kube/projection.ts). */
+  project?: ObjectShape;
+  /**
+   * LIST in pages of about this many bytes (the latest state: resourceVersion=0, the API server's
+   * cache, would ignore the limit and answer everything at once).
+   */
+  pageBytes?: number;
+  /** More objects than this fail the list or watch ('too-large'): the consumer says why it knows nothing. */
+  maxObjects?: number;
   backoff?: BackoffPolicy;
   log?(line: string): void;
   /** Every failure with its reason (metrics). */
@@ -98,8 +112,9 @@ export class Informer<T extends KubeObject> {
     let lastVersion: string | undefined;
     while (!signal.aborted) {
       try {
-        const selectors = { namespace: this.opts.namespace, labelSelector: this.opts.labelSelector, fieldSelector: this.opts.fieldSelector, metadataOnly: this.opts.metadataOnly };
-        const list = await this.client.list<T>(this.ref, { ...selectors, resourceVersion: listFrom, signal });
+        const { namespace, labelSelector, fieldSelector, metadataOnly, project } = this.opts;
+        const selectors = { namespace, labelSelector, fieldSelector, metadataOnly, project };
+        const list = await this.listAll(listFrom, signal);
         this.replace(list.items);
         lastVersion = list.resourceVersion || lastVersion;
         for (;;) {
@@ -123,6 +138,21 @@ export class Informer<T extends KubeObject> {
         await delay(wait, signal).catch(() => {});
       }
     }
+  }
+
+  private async listAll(listFrom: string | undefined, signal: AbortSignal): Promise<KubeList<T>> {
+    const { namespace, labelSelector, fieldSelector, metadataOnly, project, pageBytes } = this.opts;
+    const paging = pageBytes === undefined ? { resourceVersion: listFrom } : { limit: MAX_PAGE_ITEMS, firstLimit: FIRST_PAGE_ITEMS, pageBytes };
+    const items: T[] = [];
+    const { resourceVersion } = await this.client.listPages<T>(this.ref, { namespace, labelSelector, fieldSelector, metadataOnly, project, signal, ...paging }, (page) => {
+      items.push(...page.items);
+      if (items.length > (this.opts.maxObjects ?? Infinity)) throw this.tooMany('list');
+    });
+    return { resourceVersion, items };
+  }
+
+  private tooMany(verb: 'list' | 'watch'): KubeError {
+    return new KubeError({ verb, target: this.ref.plural, code: 'too-large', detail: `more than ${this.opts.maxObjects} ${this.opts.what}` });
   }
 
   private failed(error: KubeError, reason: WatchErrorReason, waitMs: number): void {
@@ -162,6 +192,7 @@ export class Informer<T extends KubeObject> {
       this.deliver(() => { for (const h of this.handlers) h.deleted?.(event.object); });
       return;
     }
+    if (before === undefined && this.cache.size >= (this.opts.maxObjects ?? Infinity)) throw this.tooMany('watch');
     this.cache.set(key, event.object);
     this.deliver(() => {
       for (const h of this.handlers) {

@@ -8,7 +8,7 @@ import type { LoadedConfig } from './config.ts';
 import { CredentialError, Credentials } from './credentials.ts';
 import { Malformed, statusFromBody } from './decode.ts';
 import { KubeError, describeTarget, parseRetryAfter, type Verb } from './errors.ts';
-import { AbortReason, TooLarge, readBody, send } from './http.ts';
+import { AbortReason, ConnectTimeout, TooLarge, readBody, send } from './http.ts';
 import { resourcePath, type ResourceRef } from './resources.ts';
 
 export interface ClientOptions {
@@ -16,6 +16,8 @@ export interface ClientOptions {
   limiter?: TokenBucket;
   /** Deadline of one request (a list page, a patch, a log read); for a watch, until its headers arrive. */
   timeoutMs?: number;
+  /** A new connection (TCP and TLS) must be up within this long; default DEFAULT_CONNECT_TIMEOUT_MS. */
+  connectTimeoutMs?: number;
   /** Cap on one response body (a list page, a log); bigger: 'too-large'. */
   maxResponseBytes?: number;
   /** Cap on one watch line (one event). */
@@ -45,6 +47,8 @@ export interface ClientStats {
 export const DEFAULT_QPS = 5;
 export const DEFAULT_BURST = 10;
 export const DEFAULT_TIMEOUT_MS = 30_000;
+/** client-go's dialer waits 30 s; a CLI run against a dead address should say so sooner. */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
 /** etcd refuses objects over 1.5 MiB; their JSON is larger, but not this large. */
 export const DEFAULT_MAX_WATCH_LINE_BYTES = 8 * 1024 * 1024;
@@ -128,9 +132,14 @@ export class Requests {
   }
 
   async json<T>(verb: Verb, spec: Spec, decode: (text: string) => T): Promise<T> {
-    const text = await this.text({ ...spec, verb, accept: spec.accept ?? JSON_TYPE });
+    return this.decodeBytes(verb, spec, (bytes) => decode(bytes.toString('utf8')));
+  }
+
+  /** As json(), decoding the body's bytes (a projection: the text never becomes one string). */
+  async decodeBytes<T>(verb: Verb, spec: Spec, decode: (bytes: Buffer) => T): Promise<T> {
+    const bytes = await this.bytes({ ...spec, verb, accept: spec.accept ?? JSON_TYPE });
     try {
-      return decode(text);
+      return decode(bytes);
     } catch (err) {
       throw this.toKubeError(err, spec);
     }
@@ -138,6 +147,10 @@ export class Requests {
 
   /** A request whose whole body is read (bounded); non-2xx becomes a KubeError with the server's Status. */
   async text(spec: Spec, maxBytes?: number): Promise<string> {
+    return (await this.bytes(spec, maxBytes)).toString('utf8');
+  }
+
+  async bytes(spec: Spec, maxBytes?: number): Promise<Buffer> {
     let code = 'error';
     let bytes = 0;
     let open: Open | undefined;
@@ -148,7 +161,7 @@ export class Requests {
       bytes = body.length;
       this.counters.bytesReceived += bytes;
       code = String(open.res.statusCode);
-      return body.toString('utf8');
+      return body;
     } catch (err) {
       const error = this.toKubeError(err, spec);
       code = error.code;
@@ -195,6 +208,7 @@ export class Requests {
       const res = await send({
         method: spec.method, url: this.url(spec), agent: auth.agent, signal: controller.signal, ...(body ? { body } : {}),
         ...(spec.onWritten ? { onWritten: spec.onWritten } : {}),
+        connectTimeoutMs: this.opts.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
         headers: {
           ...auth.headers, Accept: spec.accept ?? JSON_TYPE, 'User-Agent': this.opts.userAgent ?? 'node-tuning-advisor',
           ...(body ? { 'Content-Type': spec.contentType ?? JSON_TYPE } : {}),
@@ -238,7 +252,10 @@ export class Requests {
     if (err instanceof Malformed) return new KubeError({ verb, target, code: 'malformed', detail: `malformed ${err.message}` });
     if (err instanceof CredentialError) return new KubeError({ verb, target, code: 'credentials', detail: err.message });
     const code = (err as { code?: unknown })?.code;
-    if (typeof code === 'string' && /^[A-Z][A-Z0-9_]+$/.test(code)) return new KubeError({ verb, target, code, detail: code });
+    if (typeof code === 'string' && /^[A-Z][A-Z0-9_]+$/.test(code)) {
+      const detail = err instanceof ConnectTimeout ? err.message : code;
+      return new KubeError({ verb, target, code, detail, server: serverName(this.server) });
+    }
     return new KubeError({ verb, target, code: 'error', detail: String((err as Error)?.message ?? err) });
   }
 
@@ -250,6 +267,11 @@ export class Requests {
     const resource = spec.ref.group ? `${spec.ref.plural}.${spec.ref.group}` : spec.ref.plural;
     this.opts.onRequest?.({ verb: spec.verb, resource: spec.verb === 'log' ? 'pods/log' : resource, code, bytes });
   }
+}
+
+/** The server as an operator wrote it in the kubeconfig: scheme, host, port and any path prefix. */
+export function serverName(url: URL): string {
+  return `${url.origin}${url.pathname.replace(/\/$/, '')}`;
 }
 
 export function targetOf(spec: Spec): string {

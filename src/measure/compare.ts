@@ -36,6 +36,33 @@ export interface Comparison {
   facts: FactChange[];
   /** Differences in how the two runs were made, which make the numbers less comparable. */
   caveats: string[];
+  /** The total's change credited to the kubelet's client limits, when they changed and the total moved. */
+  credit?: string;
+}
+
+const KUBELET_LIMITS: PublishedFact[] = ['kubelet.kubeAPIQPS', 'kubelet.kubeAPIBurst'];
+
+function limitsText(facts: FactChange[], which: 'before' | 'after'): string {
+  return KUBELET_LIMITS.map((k) => { const f = facts.find((x) => x.fact === k)?.[which]; return f && 'value' in f ? String(f.value) : '?'; }).join('/');
+}
+
+const seconds = (ms: number | null | undefined): string => (ms === null || ms === undefined ? '?' : `${(ms / 1000).toFixed(1)} s`);
+
+/**
+ * The seeds' claim, checked: the total moved while the kubelet's client limits changed. Says what
+ * else changed, and how the status-write wait (kubelet stamp → API) moved, which is where a
+ * throttled kubelet's time goes.
+ */
+function kubeletCredit(before: Measurement, after: Measurement, phases: PhaseChange[], facts: FactChange[]): string | undefined {
+  const total = phases.find((p) => p.phase === 'total');
+  if (!total || (total.verdict !== 'improved' && total.verdict !== 'worse' && total.verdict !== 'mixed')) return undefined;
+  if (!facts.some((f) => KUBELET_LIMITS.includes(f.fact) && f.changed === true)) return undefined;
+  const others = facts.filter((f) => f.changed === true && !KUBELET_LIMITS.includes(f.fact)).map((f) => f.fact);
+  const wait = before.statusDelay && after.statusDelay
+    ? `; the kubelet's status writes waited p99 ${seconds(before.statusDelay.p99Ms)} before, ${seconds(after.statusDelay.p99Ms)} after` : '';
+  return `total p99 ${seconds(total.before.p99Ms)} → ${seconds(total.after.p99Ms)} (${total.p99ChangePct ?? '?'} %) with the kubelet's client limits ` +
+    `${limitsText(facts, 'before')} → ${limitsText(facts, 'after')}${others.length > 0 ? ` (also changed: ${others.join(', ')})` : ', the only recorded setting that changed'}${wait}: ` +
+    `credited to the kubelet's QPS/burst${others.length > 0 ? ' in part' : ''}`;
 }
 
 function changePct(before: number | null, after: number | null): number | null {
@@ -78,6 +105,8 @@ function caveats(before: Measurement, after: Measurement): string[] {
   differ('cluster version', before.clusterVersion ?? 'unknown', after.clusterVersion ?? 'unknown');
   if (before.outcome === 'timeout') out.push(`the before run timed out: only ${before.counts.ready} of ${before.counts.created} pods became Ready`);
   if (after.outcome === 'timeout') out.push(`this run timed out: only ${after.counts.ready} of ${after.counts.created} pods became Ready`);
+  if (before.validity && !before.validity.valid) out.push(`the before run is not valid: ${before.validity.problems.join('; ')}`);
+  if (after.validity && !after.validity.valid) out.push(`this run is not valid: ${after.validity.problems.join('; ')}`);
   return out;
 }
 
@@ -89,5 +118,6 @@ export function compareMeasurements(before: Measurement, after: Measurement): Co
   const phases = STARTUP_PHASES.map((phase) => phaseChange(phase, before.phases[phase], after.phases[phase]));
   if (before.attach && after.attach) phases.push(phaseChange('attach', before.attach, after.attach));
   const facts = PUBLISHED_FACTS.map((key) => factChange(key, before.advisor.facts[key], after.advisor.facts[key]));
-  return { before: side(before), after: side(after), phases, facts, caveats: caveats(before, after) };
+  const credit = kubeletCredit(before, after, phases, facts);
+  return { before: side(before), after: side(after), phases, facts, caveats: caveats(before, after), ...(credit ? { credit } : {}) };
 }

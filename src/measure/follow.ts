@@ -1,12 +1,13 @@
-// Follows the run's pods from the one pod watch: each event goes to the agent's own workload state
-// (the same phase and attach code as `pod-startup-slo`), with the moment the create request left the
-// command as the pod's creation (its own clock, in ms, instead of the API's whole-second
-// creationTimestamp). Also keeps, per pod, why it is not Ready yet, for a timeout's report.
+// Follows the run's pods from the one pod watch: each pod's milestones as the watch received them
+// and as the kubelet stamped them (timeline.ts), from the moment the create request left the command
+// (its own clock, in ms). Attach latency goes through the agent's own workload state. Also keeps,
+// per pod, why it is not Ready yet, for a timeout's report.
 import { podView } from '../workload/pod-view.ts';
 import { WorkloadState } from '../workload/state.ts';
-import type { StartupPhase } from '../workload/snapshot.ts';
 import type { NotReadyGroup, PodSample } from './result.ts';
-import { byText } from '../order.ts';
+import { byCodePoint, byText } from '../order.ts';
+import { sampleOf } from './pod-sample.ts';
+import { Timelines, type Timeline } from './timeline.ts';
 
 type Obj = Record<string, any>;
 
@@ -51,15 +52,18 @@ export function whyNotReady(pod: Obj): Brief {
   }
   if (containers.length === 0 && conditions.length <= 1) return { reason: 'no status from the kubelet yet', message: `bound to ${clip(pod.spec.nodeName)}` };
   const unready = conditions.find((c) => c?.type === 'Ready' && c.status !== 'True');
-  const started = containers.length > 0 && containers.every((c) => c?.started === true);
+  const started = containers.length > 0 && containers.every((c) => c?.started === true || (c?.started == null && Boolean(c?.state?.running)));
   return { reason: clip(unready?.reason) || (started ? 'started, not Ready' : 'not Ready'), message: clip(unready?.message) };
 }
 
 export class PodFollower {
   readonly state: WorkloadState;
-  readonly samples: PodSample[] = [];
+  readonly timelines = new Timelines();
+  /** Events arriving now come from a LIST after the watch failed, not from the watch. */
+  private relisting = false;
+  watchFailures = 0;
+  private readonly now: () => number;
   private readonly sentAt = new Map<string, number>();
-  private readonly names = new Map<string, string>();
   private readonly latest = new Map<string, Obj>();
   private readonly created = new Set<string>();
   private readonly present = new Set<string>();
@@ -70,15 +74,24 @@ export class PodFollower {
   private readonly listeners = new Set<() => void>();
 
   constructor(nodeName: string, pods: number, now: () => number) {
-    this.state = new WorkloadState({
-      nodeName, now, windowSize: Math.max(1, pods), maxTracked: pods + 16,
-      onPodReady: (uid, phases) => this.podReady(uid, phases),
-    });
+    this.now = now;
+    this.state = new WorkloadState({ nodeName, now, windowSize: Math.max(1, pods), maxTracked: pods + 16 });
+  }
+
+  /** The pod watch failed: what arrives until the next `listed` comes from its re-list. */
+  watchFailed(): void {
+    this.watchFailures += 1;
+    this.relisting = true;
+  }
+
+  listed(): void {
+    this.relisting = false;
   }
 
   /** The create request for `name` leaves (again: once it is written to the connection) at `at`. */
   sending(name: string, at: number): void {
     this.sentAt.set(name, at);
+    this.timelines.sending(name, at);
   }
 
   createdOk(name: string): void {
@@ -87,11 +100,11 @@ export class PodFollower {
     this.changed();
   }
 
-  podEvent(type: string, pod: Obj): void {
+  /** `viaList`: from a LIST (the final one, say) rather than the watch. */
+  podEvent(type: string, pod: Obj, viaList = this.relisting): void {
     const name = pod?.metadata?.name;
     const uid = pod?.metadata?.uid;
     if (typeof name !== 'string' || typeof uid !== 'string' || !this.sentAt.has(name)) return;
-    this.names.set(uid, name);
     if (type === 'DELETED') {
       this.present.delete(name);
       this.state.podDeleted(pod);
@@ -100,6 +113,7 @@ export class PodFollower {
       this.created.add(name);
       this.latest.set(name, pod);
       this.state.podSeen(pod, this.sentAt.get(name));
+      if (this.timelines.seen(pod, this.now(), viaList)) this.ready.add(name);
       this.note(name, pod);
     }
     this.changed();
@@ -113,15 +127,25 @@ export class PodFollower {
     const view = podView(pod);
     if (!view) return;
     if (view.reached.scheduled !== undefined || pod?.spec?.nodeName) this.scheduled.add(name);
-    if (view.reached.containersStarted !== undefined) this.started.add(name);
+    if (view.reached.started !== undefined) this.started.add(name);
     if (view.terminal && !this.ready.has(name)) this.ended.add(name);
   }
 
-  private podReady(uid: string, phases: Record<StartupPhase, number>): void {
-    const pod = this.names.get(uid);
-    if (pod === undefined || this.ready.has(pod)) return;
-    this.ready.add(pod);
-    this.samples.push({ pod, phases: roundPhases(phases) });
+  /** One sample per Ready pod, by name; `pulls`: image pull time per pod from its Pulled event. */
+  samples(pulls: ReadonlyMap<string, number> = new Map()): PodSample[] {
+    return this.timelines.all()
+      .map((t) => sampleOf(t, pulls.get(t.name) ?? null))
+      .filter((s): s is PodSample => s !== undefined)
+      .sort((a, b) => byCodePoint(a.pod, b.pod));
+  }
+
+  /** Whether the kubelet has written any status for any of the pods yet. */
+  get kubeletWrote(): boolean {
+    return this.timelines.all().some((t) => t.marks.sandbox || t.marks.initialized || t.marks.started || t.marks.ready);
+  }
+
+  timeline(name: string): Timeline | undefined {
+    return this.timelines.get(name);
   }
 
   counts(): Counts {
@@ -161,8 +185,4 @@ export class PodFollower {
     }
     return [...groups.values()].sort((a, b) => b.pods - a.pods || byText(a.reason, b.reason));
   }
-}
-
-function roundPhases(phases: Record<StartupPhase, number>): Record<StartupPhase, number> {
-  return Object.fromEntries(Object.entries(phases).map(([k, v]) => [k, Math.round(v)])) as Record<StartupPhase, number>;
 }

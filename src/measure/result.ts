@@ -4,6 +4,7 @@
 import { percentile } from '../probe/percentiles.ts';
 import { STARTUP_PHASES, type StartupPhase } from '../workload/snapshot.ts';
 import type { AdvisorSnapshot } from './advisor.ts';
+import type { MilestoneName } from '../workload/pod-milestones.ts';
 import type { Placement } from './objects.ts';
 import { byCodePoint } from '../order.ts';
 
@@ -23,8 +24,19 @@ export interface PhaseStats {
 
 export interface PodSample {
   pod: string;
-  /** Milliseconds per phase (scheduling, initialization, creation, readiness, total). */
+  /**
+   * Milliseconds per phase. total: the create request → Running and Ready received through the
+   * watch. The others are the kubelet's own view (its stamps when its writes came late).
+   */
   phases: Record<StartupPhase, number>;
+  /** The kubelet's Ready stamp → the API showing it: the status write's wait (client throttling). */
+  statusDelayMs?: number;
+  /** Per milestone, ms after the create request: when the watch received it, and the stamp on it (whole seconds; null: none). */
+  milestones?: Partial<Record<MilestoneName, { seenMs: number; kubeletMs: number | null }>>;
+  /** From the pod's Pulled event ("Successfully pulled image … in 1.2s"); null when there is none (image present). */
+  imagePullMs?: number | null;
+  /** Its Ready came from a LIST after the watch failed or at the end, not from the watch. */
+  readySeenBy?: 'list';
 }
 
 export interface NotReadyGroup {
@@ -63,6 +75,12 @@ export interface Measurement {
   /** Bound → the volume in Node.status.volumesAttached (only with --pvc-storage-class). */
   attach: PhaseStats | null;
   slo: { thresholdMs: number; p99TotalMs: number | null; met: boolean; largestPhase: StartupPhase | null; note?: string };
+  /** Kubelet's Ready stamp → the API showing it, over the Ready pods (absent in files from older versions). */
+  statusDelay?: PhaseStats;
+  /** Said when the status delay is what the pods waited for: the kubelet's client rate limiter. */
+  throttling?: string;
+  /** false: clock skew, lost events or too many errors; the problems say which. */
+  validity?: { valid: boolean; problems: string[] };
   slowest: PodSample[];
   notReady: NotReadyGroup[];
   createErrors: NotReadyGroup[];

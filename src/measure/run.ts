@@ -7,7 +7,7 @@ import type { KubeClient } from '../kube/client.ts';
 import { describeError } from '../kube/errors.ts';
 import { Informer } from '../kube/informer.ts';
 import type { KubeObject } from '../kube/objects.ts';
-import { NAMESPACES, NODES, PODS } from '../kube/resources.ts';
+import { EVENTS, NAMESPACES, NODES, PODS } from '../kube/resources.ts';
 import { advisorSnapshot } from './advisor.ts';
 import { PodFollower, type Counts } from './follow.ts';
 import { deleteNamespace } from './leftovers.ts';
@@ -148,16 +148,29 @@ async function runInNamespace(client: KubeClient, ctx: Context, hooks: RunHooks,
     burstAt = now();
     const createErrors = await createAll(client, name, plan, follower, hooks.signal, now);
     stage = 'starting';
-    const outcome = await follow(follower, burstAt + o.timeoutMs, hooks.signal, now);
+    const silence = warnIfNoKubeletStatus(follower, o.node, hooks);
+    let outcome: Awaited<ReturnType<typeof follow>>;
+    try {
+      outcome = await follow(follower, burstAt + o.timeoutMs, hooks.signal, now);
+    } finally {
+      clearTimeout(silence);
+    }
     if (outcome === 'interrupted') throw new Interrupted();
-    const measurement = buildMeasurement(ctx, follower, { namespace: name, outcome, burstAt, finishedAt: now(), createErrors });
+    const finishedAt = now();
+    if (outcome === 'timeout') await finalList(client, name, follower, hooks);
+    const pulls = await imagePulls(client, name, hooks.signal);
+    const failed = hooks.apiFailures?.() ?? [];
+    const measurement = buildMeasurement(ctx, follower, {
+      namespace: name, outcome: follower.settled ? 'complete' : outcome, burstAt, finishedAt, createErrors, pulls,
+      requests: client.stats.requests, failedRequests: failed.length,
+    });
     stage = 'cleaning up';
-    await cleanUp(client, cleanup, follower, hooks, informers);
+    await cleanUp(client, cleanup, follower, hooks, informers, o.cleanupWaitMs ?? 60_000);
     measurement.api = { requests: client.stats.requests, failed: hooks.apiFailures?.() ?? [] };
     return { outcome: 'measured', measurement, cleanup };
   } catch (err) {
     stage = 'cleaning up';
-    await cleanUp(client, cleanup, follower, hooks, informers);
+    await cleanUp(client, cleanup, follower, hooks, informers, o.cleanupWaitMs ?? 60_000);
     if (err instanceof Interrupted || (hooks.signal.aborted && !(err instanceof MeasureError))) return { outcome: 'interrupted', cleanup };
     throw err;
   } finally {
@@ -178,7 +191,55 @@ function watchPods(client: KubeClient, namespace: string, follower: PodFollower,
     added: (pod) => follower.podEvent('ADDED', pod),
     updated: (pod) => follower.podEvent('MODIFIED', pod),
     deleted: (pod) => follower.podEvent('DELETED', pod),
+    failed: () => follower.watchFailed(),
+    listed: () => follower.listed(),
   });
+}
+
+/** The operator hears within 30 s when the node's kubelet writes nothing (not running, not reaching the API). */
+export const NO_STATUS_WARNING_MS = 30_000;
+
+function warnIfNoKubeletStatus(follower: PodFollower, node: string, hooks: RunHooks): NodeJS.Timeout {
+  const timer = setTimeout(() => {
+    if (!follower.kubeletWrote && follower.counts().created > 0) hooks.notice(`no status from ${node}'s kubelet for ${NO_STATUS_WARNING_MS / 1000} s: is it running?`);
+  }, NO_STATUS_WARNING_MS);
+  timer.unref();
+  return timer;
+}
+
+/** Before any pod is declared not Ready: one LIST, so a pod whose events the watch lost still counts (flagged). */
+async function finalList(client: KubeClient, namespace: string, follower: PodFollower, hooks: RunHooks): Promise<void> {
+  try {
+    const list = await client.list(PODS, { namespace, labelSelector: MEASURE_SELECTOR, timeoutMs: 15_000 });
+    for (const pod of list.items) follower.podEvent('MODIFIED', pod, true);
+  } catch (err) {
+    hooks.notice(`the final list of pods in ${namespace} failed (${describeError(err)}): pods not seen Ready on the watch are reported not Ready`);
+  }
+}
+
+/** Image pull time per pod from the kubelet's Pulled events ("… in 1.234s (1.234s including waiting)"); none when refused or absent. */
+async function imagePulls(client: KubeClient, namespace: string, signal: AbortSignal): Promise<Map<string, number>> {
+  const pulls = new Map<string, number>();
+  try {
+    const list = await client.list(EVENTS, { namespace, fieldSelector: 'reason=Pulled', limit: 500, timeoutMs: 10_000, signal });
+    for (const event of list.items as Obj[]) {
+      const pod = event?.involvedObject?.name;
+      const ms = pullDurationMs(event?.message);
+      if (typeof pod === 'string' && ms !== undefined) pulls.set(pod, Math.max(ms, pulls.get(pod) ?? 0));
+    }
+  } catch { /* an older role without `list events`: no pull times */ }
+  return pulls;
+}
+
+/** "Successfully pulled image "x" in 1.234s (…)" → 1234; Go durations: 850ms, 1m2.5s. */
+export function pullDurationMs(message: unknown): number | undefined {
+  if (typeof message !== 'string') return undefined;
+  const m = /\bin ((?:\d+(?:\.\d+)?(?:h|m|s|ms|µs|us))+)(?:\s|$)/.exec(message.slice(0, 500));
+  if (!m) return undefined;
+  const units: Record<string, number> = { h: 3_600_000, m: 60_000, s: 1000, ms: 1, us: 0.001, 'µs': 0.001 };
+  let total = 0;
+  for (const [, n, unit] of (m[1] as string).matchAll(/(\d+(?:\.\d+)?)(ms|µs|us|h|m|s)/g)) total += Number(n) * (units[unit as string] as number);
+  return Math.round(total);
 }
 
 function watchNode(client: KubeClient, node: string, follower: PodFollower, hooks: RunHooks): Informer<KubeObject> {
@@ -218,7 +279,7 @@ async function waitUntil(follower: PodFollower, done: () => boolean, deadline: n
 }
 
 /** Delete the namespace (always), then wait until the kubelet has removed the pods, or give up. */
-async function cleanUp(client: KubeClient, cleanup: Cleanup, follower: PodFollower, hooks: RunHooks, informers: Informer<KubeObject>[]): Promise<void> {
+async function cleanUp(client: KubeClient, cleanup: Cleanup, follower: PodFollower, hooks: RunHooks, informers: Informer<KubeObject>[], cleanupWaitMs: number): Promise<void> {
   try {
     if (cleanup.namespace === undefined) return;
     // The pods first, in one request: the kubelet starts stopping them at once, where the namespace
@@ -233,7 +294,7 @@ async function cleanUp(client: KubeClient, cleanup: Cleanup, follower: PodFollow
       cleanup.problem = `could not delete namespace ${cleanup.namespace} (${describeError(err)}); delete it with kubectl delete namespace ${cleanup.namespace}`;
       return;
     }
-    const deadline = Date.now() + (hooks.signal.aborted ? 30_000 : 60_000);
+    const deadline = Date.now() + Math.min(hooks.signal.aborted ? 30_000 : Infinity, cleanupWaitMs);
     await waitUntil(follower, () => follower.counts().present === 0, deadline, hooks.cleanupSignal, Date.now);
     cleanup.podsLeft = follower.counts().present;
   } finally {

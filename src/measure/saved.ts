@@ -67,6 +67,12 @@ export function checkMeasurement(value: unknown): Measurement {
   const phases = field(value, 'phases', isObject, 'an object');
   for (const phase of STARTUP_PHASES) phases[phase] = stats(phases[phase], `phases.${phase}`);
   if (value.attach !== null) value.attach = stats(value.attach, 'attach');
+  // Written since the watch-receive timing; older files have neither.
+  if (value.statusDelay !== undefined) value.statusDelay = stats(value.statusDelay, 'statusDelay');
+  if (value.validity !== undefined) {
+    const v = value.validity;
+    if (!isObject(v) || typeof v.valid !== 'boolean' || !Array.isArray(v.problems) || !v.problems.every(isString)) throw new Invalid('validity is not {valid, problems}');
+  }
   const slo = field(value, 'slo', isObject, 'an object');
   if (!isMs(slo.p99TotalMs) || typeof slo.met !== 'boolean') throw new Invalid('slo has no p99TotalMs and met');
   const counts = field(value, 'counts', isObject, 'an object');

@@ -5,16 +5,16 @@ import type { AdvisorSnapshot } from './advisor.ts';
 import type { PodFollower } from './follow.ts';
 import type { PodPlan } from './objects.ts';
 import {
-  MEASUREMENT_KIND, MEASUREMENT_SCHEMA_VERSION, phaseTable, slowestPods, sloVerdict, type Measurement, type NotReadyGroup, type PhaseStats,
+  MEASUREMENT_KIND, MEASUREMENT_SCHEMA_VERSION, phaseStats, phaseTable, slowestPods, sloVerdict, type Measurement, type NotReadyGroup, type PhaseStats,
 } from './result.ts';
-import { byCodePoint } from '../order.ts';
 import { kubeletVersionOf } from '../workload/state.ts';
+import { validity } from './pod-sample.ts';
 
 type Obj = Record<string, any>;
 
 /** What the run knew before the first pod: used to describe it in the result. */
 export interface Context {
-  options: { node: string; pods: number; timeoutMs: number; serviceAccountWaitMs?: number };
+  options: { node: string; pods: number; timeoutMs: number; serviceAccountWaitMs?: number; cleanupWaitMs?: number };
   plan: PodPlan;
   node: Obj;
   imageSource: Measurement['settings']['imageSource'];
@@ -28,6 +28,23 @@ export interface Ending {
   burstAt: number;
   finishedAt: number;
   createErrors: Map<string, { pods: number; example: string }>;
+  /** Image pull time per pod, from its Pulled event. */
+  pulls?: ReadonlyMap<string, number>;
+  requests?: number;
+  failedRequests?: number;
+}
+
+/** Status delays up to this are the stamps' whole-second precision plus a prompt write. */
+const PROMPT_WRITE_MS = 1_500;
+
+/** The sentence that names client throttling when the pods waited for the kubelet's status writes. */
+export function throttlingNote(delay: PhaseStats, advisor: AdvisorSnapshot): string | undefined {
+  if (delay.p50Ms === null || delay.p50Ms < PROMPT_WRITE_MS) return undefined;
+  const qps = advisor.facts['kubelet.kubeAPIQPS'];
+  const burst = advisor.facts['kubelet.kubeAPIBurst'];
+  const limits = qps && burst && 'value' in qps && 'value' in burst && qps.value !== null ? ` (the advisor reads ${String(qps.value)}/${String(burst.value)})` : '';
+  return `the kubelet had the pods Ready a median ${(delay.p50Ms / 1000).toFixed(1)} s (p99 ${((delay.p99Ms ?? 0) / 1000).toFixed(1)} s) before the API showed it: ` +
+    `its status writes waited in its API client's rate limiter - client throttling; raise the kubelet's --kube-api-qps/--kube-api-burst${limits}`;
 }
 
 function attachStats(follower: PodFollower): PhaseStats {
@@ -38,8 +55,10 @@ function attachStats(follower: PodFollower): PhaseStats {
 
 export function buildMeasurement(ctx: Context, follower: PodFollower, end: Ending): Measurement {
   const counts = follower.counts();
-  const samples = [...follower.samples].sort((a, b) => byCodePoint(a.pod, b.pod));
+  const samples = follower.samples(end.pulls);
   const phases = phaseTable(samples);
+  const statusDelay = phaseStats(samples.map((s) => s.statusDelayMs ?? 0));
+  const throttling = throttlingNote(statusDelay, ctx.advisor);
   const failedToCreate = [...end.createErrors.values()].reduce((sum, g) => sum + g.pods, 0);
   const createErrors: NotReadyGroup[] = [...end.createErrors].map(([reason, g]) => ({ reason, pods: g.pods, example: g.example }));
   return {
@@ -61,6 +80,12 @@ export function buildMeasurement(ctx: Context, follower: PodFollower, end: Endin
     phases,
     attach: ctx.plan.pvcStorageClass !== undefined ? attachStats(follower) : null,
     slo: sloVerdict(samples, counts.created, phases),
+    statusDelay,
+    ...(throttling ? { throttling } : {}),
+    validity: validity({
+      timelines: follower.timelines.all(), samples, requested: ctx.options.pods, failedCreates: failedToCreate,
+      requests: end.requests ?? 0, failedRequests: end.failedRequests ?? 0,
+    }),
     slowest: slowestPods(samples),
     notReady: follower.notReady(),
     createErrors,

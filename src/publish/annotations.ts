@@ -4,7 +4,8 @@
 import { SEVERITIES, type Finding, type FindingStatus, type Report, type Severity } from '../report/types.ts';
 import { renderFactTokens } from './summary-facts.ts';
 import { findingLine, MAX_LINE_BYTES } from './finding-line.ts';
-import { byteLength, oneLine, truncateBytes } from './text-bytes.ts';
+import { oneLine } from '../text/controls.ts';
+import { byteLength, truncateBytes } from './text-bytes.ts';
 import { byCodePoint } from '../order.ts';
 
 export const ANNOTATION_PREFIX = 'node-tuning-advisor.io/';

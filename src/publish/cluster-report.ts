@@ -7,7 +7,7 @@ import { failingRules, type NodeRow } from '../cluster/nodes.ts';
 import type { Severity } from '../report/types.ts';
 import { countLines, failBlock, idColumn, painter, unknownBlock, unknownGroups, type Layout } from './terminal/findings.ts';
 import { displayWidth, hang, row } from './terminal/layout.ts';
-import { describeEvidence, STATUS_LABEL, summaryLine } from './text.ts';
+import { describeEvidence, referenceText, STATUS_LABEL, summaryLine } from './text.ts';
 
 const TAG: Record<Severity, string> = { critical: 'CRIT', warning: 'WARN', info: 'INFO' };
 
@@ -53,6 +53,15 @@ export function restLines(report: ClusterReport): { heading: string; groups: str
   };
 }
 
+/** Failing ids the rule set does not know: one line apart from the fleet's tally, which never counts them. */
+export function unknownRulesLine(report: ClusterReport): string | undefined {
+  const { nodes, ids, more, examples } = report.summary.unknownRules;
+  if (nodes === 0) return undefined;
+  const count = `${more ? 'over ' : ''}${spaced(ids)} ${ids === 1 && !more ? 'id' : 'ids'}`;
+  return `${count} this rule set does not know, failing on ${spaced(nodes)} ${nodes === 1 ? 'node' : 'nodes'} (${examples.join(', ')}${ids > examples.length || more ? ', …' : ''}): `
+    + 'not counted above; agents with other rule files (run report with their --rules) or annotations someone else wrote';
+}
+
 function headLine(report: ClusterReport): string {
   const { nodes, withAgent, noAgent, unreadable } = report.summary;
   const scope = report.selector ? ` matching ${report.selector}` : '';
@@ -89,6 +98,8 @@ export function renderClusterTable(report: ClusterReport, options: ClusterViewOp
     lines.push('', 'Failing across nodes');
     for (const group of report.fleet) lines.push(...hang(`  ${TAG[group.severity]} `, group.text, layout.width));
   }
+  const unknown = unknownRulesLine(report);
+  if (unknown) lines.push('', ...hang('Unknown rules: ', unknown, layout.width, 2));
   lines.push('', ...clusterCheckLines(report, layout));
   const hints = [...(layout.verbose ? [] : ['--verbose for the evidence and the full fix']), '-o json or markdown for every field'];
   lines.push('', ...hang('More: ', hints.join(' · '), layout.width));
@@ -107,13 +118,15 @@ export function renderClusterMarkdown(report: ClusterReport): string {
   const rest = restLines(report);
   if (rest) lines.push('', `**${rest.heading}**`, '', ...rest.groups.map((g) => `- ${cell(g)}`));
   if (report.fleet.length > 0) lines.push('', '## Failing across nodes', '', ...report.fleet.map((g) => `- **${g.severity}** \`${g.rule}\`: ${g.text.slice(g.rule.length + 1)}`));
+  const unknown = unknownRulesLine(report);
+  if (unknown) lines.push('', `**Unknown rules**: ${cell(unknown)}`);
   lines.push('', `## Cluster checks: score ${report.cluster.score}/100 (grade ${report.cluster.grade})`, '', '| Status | Severity | Rule | Observed | Expected |', '|---|---|---|---|---|');
   for (const f of report.cluster.findings) lines.push(`| ${STATUS_LABEL[f.status]} | ${f.severity} | \`${f.ruleId}\` | ${cell(f.observed)} | ${cell(f.expected)} |`);
   for (const f of report.cluster.findings.filter((x) => x.status === 'fail' || x.status === 'unknown')) {
     lines.push('', `### ${STATUS_LABEL[f.status]} \`${f.ruleId}\` — ${f.title}`, '', f.message, '', '**Evidence**', '', ...f.evidence.map((e) => `- ${cell(describeEvidence(e))}`));
     if (f.status === 'fail') {
       lines.push('', `**Fix**: ${f.remediation.summary}. ${f.remediation.text}`, ...(f.remediation.commands.length > 0 ? ['', '```sh', ...f.remediation.commands, '```'] : []));
-      lines.push('', `References: ${f.references.map((r) => r.seed ?? r.url ?? r.note ?? '').join(', ')}`);
+      lines.push('', `References: ${f.references.map(referenceText).join(', ')}`);
     }
   }
   return `${lines.join('\n')}\n`;

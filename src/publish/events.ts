@@ -3,7 +3,8 @@
 import type { EventObject } from '../kube/objects.ts';
 import type { Finding, Report, Severity } from '../report/types.ts';
 import { findingLine } from './finding-line.ts';
-import { oneLine, truncateBytes } from './text-bytes.ts';
+import { oneLine } from '../text/controls.ts';
+import { truncateBytes } from './text-bytes.ts';
 import { byCodePoint } from '../order.ts';
 
 export const REPORTING_COMPONENT = 'node-tuning-advisor';
@@ -43,9 +44,9 @@ export function transitions(previouslyFailing: Map<string, Severity>, report: Re
   return out;
 }
 
-/** One line: what failed, against what, and the rule's short fix (its full fix is in `explain`). */
+/** One line: what failed, against what, and the rule's short fix (its full fix is in `explain`); an info rule's is Normal. */
 function recommendation(finding: Finding): Transition {
-  return { reason: REASON_RECOMMENDATION, type: 'Warning', ruleId: finding.ruleId, message: findingLine(finding, MAX_MESSAGE_BYTES) };
+  return { reason: REASON_RECOMMENDATION, type: finding.severity === 'info' ? 'Normal' : 'Warning', ruleId: finding.ruleId, message: findingLine(finding, MAX_MESSAGE_BYTES) };
 }
 
 function resolved(ruleId: string, message: string): Transition {

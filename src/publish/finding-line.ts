@@ -3,7 +3,8 @@
 //   "WARN kubelet-api-qps: kubeAPIQPS 5, kubeAPIBurst 10; want ≥ 50/100 — raise kubeAPIQPS/Burst to 170/220"
 // When the line is too long, "; want …" goes first, then the observed value is cut; the fix never is.
 import type { Finding, Severity } from '../report/types.ts';
-import { byteLength, oneLine, truncateBytes } from './text-bytes.ts';
+import { oneLine } from '../text/controls.ts';
+import { byteLength, truncateBytes } from './text-bytes.ts';
 
 /** kubectl describe cuts each line of a multi-line annotation value after 138 bytes. */
 export const MAX_LINE_BYTES = 138;
@@ -66,21 +67,54 @@ function clauses(text: string): string[] {
  * reason stays one flag away (`scan --verbose`, `explain`, JSON).
  */
 export function shortReason(message: string, maxBytes: number): string {
-  let text = oneLine(message);
+  // Reasons may quote host values: bounded first, and nothing below backtracks over the text.
+  let text = oneLine(message.length > MAX_REASON_CHARS ? message.slice(0, MAX_REASON_CHARS) : message);
   for (const prefix of ENGINE_PREFIXES) text = text.replace(prefix, '');
   text = text.replace(/^([\w.-]+) is unknown: /, '$1 unknown: ').replace(/\.$/, '');
   // Parentheses hold where it looked and what else it tried: the first thing a short line can spare.
-  while (byteLength(text) > maxBytes && / \([^()]*\)/.test(text)) text = text.replace(/ \([^()]*\)(?!.* \([^()]*\))/, '');
+  text = withoutParentheses(text, maxBytes);
   if (byteLength(text) <= maxBytes) return text;
-  const head = /^[\w.-]+ unknown: /.exec(text)?.[0] ?? '';
+  const head = /^[^:]{1,100}: /.exec(text)?.[0] ?? '';
   const parts = clauses(text.slice(head.length));
   let kept = head + (parts[0] as string).replace(/[,;:] $/, '');
-  for (let n = 2; n <= parts.length; n++) {
-    const longer = head + parts.slice(0, n).join('').replace(/[,;:] $/, '');
+  let joined = head + (parts[0] as string);
+  for (let n = 1; n < parts.length; n++) {
+    joined += parts[n] as string;
+    const longer = joined.replace(/[,;:] $/, '');
     if (byteLength(longer) > maxBytes) break;
-    kept = longer;
+    // Never end on a fact's label whose reason (after its ": ") did not fit.
+    if (!(parts[n - 1] as string).endsWith(': ')) kept = longer;
   }
   return byteLength(kept) <= maxBytes ? kept : truncateBytes(kept, maxBytes);
+}
+
+/** Longer reasons are cut before they are shortened (the whole one is in `--verbose`, `explain`, JSON). */
+export const MAX_REASON_CHARS = 2048;
+
+/** Removes " (…)" groups without parentheses inside, the last first, until the text fits `maxBytes`. */
+function withoutParentheses(text: string, maxBytes: number): string {
+  let bytes = byteLength(text);
+  while (bytes > maxBytes) {
+    const group = lastGroup(text);
+    if (!group) break;
+    bytes -= byteLength(text.slice(group.start, group.end));
+    text = text.slice(0, group.start) + text.slice(group.end);
+  }
+  return text;
+}
+
+/** The last " (…)" that holds no parenthesis: its [start, end), found in one backward pass. */
+function lastGroup(text: string): { start: number; end: number } | undefined {
+  let close = -1;
+  for (let i = text.length - 1; i >= 1; i--) {
+    const char = text[i];
+    if (char === ')') close = i;
+    else if (char === '(') {
+      if (close > i && text[i - 1] === ' ') return { start: i - 1, end: close + 1 };
+      close = -1;
+    }
+  }
+  return undefined;
 }
 
 /** "CRIT etcd-fsync-latency: fsync p99 18 ms; want p99 < 10 ms — move etcd's data dir to SSD/NVMe", or "UNKN id: why". */

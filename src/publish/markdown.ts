@@ -1,6 +1,6 @@
 // Markdown report, for pasting into an issue or a wiki page.
 import type { Report } from '../report/types.ts';
-import { describeEvidence, evidenceSources, findingSummary, STATUS_LABEL, summaryLine } from './text.ts';
+import { describeEvidence, evidenceSources, referenceText, findingSummary, STATUS_LABEL, summaryLine } from './text.ts';
 
 const cell = (text: string) => text.replaceAll('|', '\\|').replaceAll('\n', ' ');
 
@@ -23,7 +23,7 @@ export function renderMarkdown(report: Report): string {
     if (finding.status === 'fail') {
       lines.push('', `**Fix**: ${finding.remediation.summary}. ${finding.remediation.text}`);
       if (finding.remediation.commands.length > 0) lines.push('', '```sh', ...finding.remediation.commands, '```');
-      const references = finding.references.map((reference) => reference.url ? `<${reference.url}>` : `seed \`${reference.seed}\``);
+      const references = finding.references.map((reference) => reference.url ? `<${reference.url}>` : referenceText(reference));
       lines.push('', `References: ${references.join(', ')}`);
     }
   }

@@ -54,6 +54,8 @@ function headline(m: Measurement): string[] {
     `SLO p99 creation → Ready < ${m.slo.thresholdMs / 1000} s: ${verdict} (${p99}${largest})`,
   ];
   if (m.outcome === 'timeout') lines.push(`TIMED OUT after ${formatMs(m.settings.timeoutSeconds * 1000)}: ${m.counts.ready} of ${m.counts.created} pods Ready; the table covers those`);
+  if (m.validity && !m.validity.valid) lines.push(`NOT VALID: ${m.validity.problems.join('; ')}`);
+  if (m.throttling) lines.push(`Throttled: ${m.throttling}`);
   return lines;
 }
 
@@ -63,6 +65,8 @@ function statsRow(name: string, s: PhaseStats): string[] {
 
 function phaseRows(m: Measurement): string[][] {
   const rows = STARTUP_PHASES.map((p) => statsRow(p, m.phases[p]));
+  // The kubelet's Ready stamp → the API showing it (part of total, not of the kubelet's phases).
+  if (m.statusDelay) rows.push(statsRow('status write', m.statusDelay));
   if (m.attach) rows.push(statsRow('attach', m.attach));
   return rows;
 }
@@ -149,6 +153,7 @@ function comparisonSummary(c: Comparison): string[] {
   lines.push(`Changed between the runs: ${changed.length > 0 ? changed.join('; ') : 'none of the recorded settings'}`);
   if (same.length > 0) lines.push(`Unchanged: ${same.join('; ')}`);
   if (unknown.length > 0) lines.push(`Not known for both runs: ${unknown.join(', ')}`);
+  if (c.credit) lines.push(`Credit: ${c.credit}`);
   for (const caveat of c.caveats) lines.push(`Note: ${caveat}`);
   return lines;
 }

@@ -3,13 +3,14 @@
 // the finite rule set, components from a fixed list, info-label values are capped in length and count.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
 import type { Fact } from '../facts/fact-set.ts';
-import type { Report } from '../report/types.ts';
-import { STARTUP_PHASES } from '../workload/snapshot.ts';
-import { oneLine, truncateBytes } from './text-bytes.ts';
+import type { FindingStatus, Report } from '../report/types.ts';
+import { STARTUP_FIGURES } from '../workload/snapshot.ts';
+import { oneLine } from '../text/controls.ts';
+import { truncateBytes } from './text-bytes.ts';
 
 const P = 'node_tuning_advisor_';
-/** The short fix as a label, for alert text: `rules lint` keeps it to a finding line's tail. */
-const MAX_FIX_BYTES = 120;
+/** Every status a rule can have: node_tuning_advisor_finding_status has one series per rule and status (one-hot). */
+const STATUSES: readonly FindingStatus[] = ['fail', 'unknown', 'pass', 'not-applicable'];
 const COMPONENTS: Record<string, string> = {
   kubelet: 'kubelet',
   scheduler: 'kube-scheduler',
@@ -44,7 +45,12 @@ export interface AgentMetrics {
   countUnhandledRejection(): void;
   /** One pod's start-up phase on this node, as the pod watch observed it. */
   observePodPhase(phase: string, seconds: number): void;
+  /** The kubelet's own start-up histograms over the last scan interval (p99 from bucket deltas). */
+  setKubeletSli(interval: Record<string, { samples: number; p99Seconds: number | null }>): void;
 }
+
+/** Histogram keys of the kubelet's /metrics → the label value here. */
+const KUBELET_SLI_LABELS: Record<string, string> = { sli: 'pod_start_sli', total: 'pod_start_total', imagePull: 'image_pull', sandbox: 'run_podsandbox' };
 
 /** kubelet_pod_start_sli_duration_seconds' buckets, with sub-second ones for the short phases. */
 export const POD_PHASE_BUCKETS = [0.1, 0.25, 0.5, 1, 2, 3, 4, 5, 6, 8, 10, 20, 30, 45, 60, 120, 300, 600];
@@ -62,7 +68,7 @@ function infoValues(fact: Fact | undefined): string[] {
   const value = decided(fact);
   const list = Array.isArray(value) ? value : value === null || value === undefined ? [] : [value];
   const strings = list.filter((v): v is string | number => typeof v === 'string' || typeof v === 'number');
-  return [...new Set(strings.map((v) => String(v).slice(0, MAX_LABEL_CHARS)))].sort().slice(0, MAX_INFO_VALUES);
+  return [...new Set(strings.map((v) => oneLine(String(v)).slice(0, MAX_LABEL_CHARS)))].sort().slice(0, MAX_INFO_VALUES);
 }
 
 export function createAgentMetrics(version: string): AgentMetrics {
@@ -86,14 +92,22 @@ export function createAgentMetrics(version: string): AgentMetrics {
     name: `${P}score`, help: 'Tuning score of this node, 0-100 (100 = nothing to fix).', registers,
     collect() { if (report) this.set(report.score); },
   });
+  // No free text in labels: the fix comes from the rule set (recording rule node_tuning_advisor:rule_fix:info in the alerts).
   new Gauge({
-    name: `${P}finding`, help: 'Rule status on this node: 1 = failing, 0 = not failing; fix: the rule\'s short fix.',
-    labelNames: ['rule', 'severity', 'category', 'fix'], registers,
+    name: `${P}finding`, help: 'Rule status on this node: 1 = failing, 0 = not failing (unknown included: see node_tuning_advisor_finding_status).',
+    labelNames: ['rule', 'severity', 'category'], registers,
+    collect() {
+      this.reset();
+      for (const f of report?.findings ?? []) this.set({ rule: f.ruleId, severity: f.severity, category: f.category }, f.status === 'fail' ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: `${P}finding_status`, help: 'Rule status on this node, one series per status (fail, unknown, pass, not-applicable): 1 for the current one.',
+    labelNames: ['rule', 'severity', 'category', 'status'], registers,
     collect() {
       this.reset();
       for (const f of report?.findings ?? []) {
-        const fix = truncateBytes(oneLine(f.remediation.summary), MAX_FIX_BYTES);
-        this.set({ rule: f.ruleId, severity: f.severity, category: f.category, fix }, f.status === 'fail' ? 1 : 0);
+        for (const status of STATUSES) this.set({ rule: f.ruleId, severity: f.severity, category: f.category, status }, f.status === status ? 1 : 0);
       }
     },
   });
@@ -130,7 +144,7 @@ export function createAgentMetrics(version: string): AgentMetrics {
     help: 'Percentiles (50, 99) of pod start-up phases over the last pods started on this node, as pod-startup-slo judges them.',
     collect() {
       this.reset();
-      for (const phase of STARTUP_PHASES) {
+      for (const phase of STARTUP_FIGURES) {
         for (const percentile of ['50', '99']) {
           const ms = numeric(facts()[`pods.startup.${phase}.p${percentile}Ms`]);
           if (ms !== undefined) this.set({ phase, percentile }, ms / 1000);
@@ -176,6 +190,17 @@ export function createAgentMetrics(version: string): AgentMetrics {
     help: 'Pod start-up phases on this node as the pod watch observed them (scheduling, initialization, creation, readiness; total = creation to Ready).',
     labelNames: ['phase'], buckets: POD_PHASE_BUCKETS, registers: [registry],
   });
+  const kubeletP99 = new Gauge({
+    name: `${P}kubelet_pod_start_p99_seconds`,
+    help: 'p99 of the kubelet\'s own start-up histograms over the last scan interval, from bucket deltas of its /metrics (kubelet_pod_start_sli_duration_seconds, _total_, image pull, sandbox). ' +
+      'The SLI excludes image pulls and, on 1.36 and patched 1.34-1.35, pods with init containers and stateful pods: compare with pod_startup_phase_seconds, the pod watch.',
+    labelNames: ['histogram'], registers: [registry],
+  });
+  const kubeletSamples = new Gauge({
+    name: `${P}kubelet_pod_start_samples`,
+    help: 'Observations in the kubelet\'s start-up histograms over the last scan interval (0: no pod started, the p99 is absent).',
+    labelNames: ['histogram'], registers: [registry],
+  });
   let joined = false;
   let changed = true;
   let cache: { text: string; at: number } | undefined;
@@ -211,6 +236,17 @@ export function createAgentMetrics(version: string): AgentMetrics {
     countWatchError: (watch, reason) => { touch(); watchErrors.inc({ watch, reason }); },
     countUnhandledRejection: () => { touch(); unhandled.inc(); },
     observePodPhase: (phase, seconds) => { touch(); podPhases.observe({ phase }, seconds); },
+    setKubeletSli(interval) {
+      touch();
+      kubeletP99.reset();
+      kubeletSamples.reset();
+      for (const [key, value] of Object.entries(interval)) {
+        const histogram = KUBELET_SLI_LABELS[key];
+        if (histogram === undefined) continue;
+        kubeletSamples.set({ histogram }, value.samples);
+        if (value.p99Seconds !== null) kubeletP99.set({ histogram }, value.p99Seconds);
+      }
+    },
   };
 }
 

@@ -4,11 +4,6 @@ export function byteLength(text: string): number {
   return Buffer.byteLength(text, 'utf8');
 }
 
-/** Collapse newlines, tabs and other control characters so a value stays on one line. */
-export function oneLine(text: string): string {
-  return text.replace(/[\u0000-\u001f\u007f]+/g, ' ').replace(/ {2,}/g, ' ').trim();
-}
-
 const ELLIPSIS = '…';
 
 /** Cut `text` to at most `maxBytes` UTF-8 bytes on a character boundary, ending with "…" when cut. */

@@ -1,5 +1,5 @@
 // Small text helpers shared by the CLI renderers.
-import type { Evidence, Finding, FindingStatus } from '../report/types.ts';
+import type { Evidence, Finding, FindingStatus, Reference } from '../report/types.ts';
 
 export const STATUS_LABEL: Record<FindingStatus, string> = { fail: 'FAIL', unknown: 'UNKNOWN', pass: 'PASS', 'not-applicable': 'N/A' };
 
@@ -13,6 +13,16 @@ export function shortValue(value: unknown, max = 60): string {
 }
 
 /** "kernel.hz = 250 (/proc/config.gz)" or "kernel.hz unknown: <reason>". */
+/** Where a field report's summary is: the originals are not shipped, docs/field-reports.md is. */
+export const FIELD_REPORTS_DOC = 'docs/field-reports.md';
+
+/** "field report 000 (docs/field-reports.md) — note", or "https://… — note". */
+export function referenceText(reference: Reference): string {
+  const seed = reference.seed === undefined ? undefined : /^(\d{3})_/.exec(reference.seed)?.[1];
+  const where = reference.seed !== undefined ? `field report ${seed ?? reference.seed} (${FIELD_REPORTS_DOC})` : reference.url;
+  return [where, reference.note].filter(Boolean).join(' — ');
+}
+
 export function describeEvidence(evidence: Evidence): string {
   if (evidence.unknown !== undefined) return `${evidence.fact} unknown: ${evidence.unknown}`;
   const detail = evidence.detail ? `; ${evidence.detail}` : '';

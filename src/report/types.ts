@@ -42,8 +42,10 @@ export interface Finding {
   observed: string;
   /** What the rule wants, e.g. "CONFIG_HZ=1000". */
   expected: string;
-  /** One sentence: the finding, or why it is unknown / not applicable. */
+  /** One sentence: the finding, or why it is unknown / not applicable (facts named by their labels). */
   message: string;
+  /** Unknown and not-applicable: the rule engine's own words ("kernel.hz = none cannot be compared with Lt 1000"). */
+  engineReason?: string;
   evidence: Evidence[];
   remediation: Remediation;
   references: Reference[];

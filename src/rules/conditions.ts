@@ -9,9 +9,14 @@ export type Params = Record<string, Scalar | Scalar[]>;
 
 export interface Outcome {
   truth: Truth;
-  /** For unknown: why; for a decided leaf: "fact = value", to explain not-applicable results. */
+  /** The engine's words: for unknown, why; for a decided leaf, "fact = value" (`--verbose`, JSON). */
   reasons: string[];
+  /** The same for people: each fact by its label ("the kubelet's kubeAPIQPS: none found"). */
+  said: string[];
 }
+
+/** fact key → a few words for people (a rule file's `facts:` map); a fact without one is shown by its key. */
+export type FactLabels = Readonly<Record<string, string>>;
 
 export function factsIn(condition: Condition | undefined): string[] {
   if (!condition) return [];
@@ -20,25 +25,28 @@ export function factsIn(condition: Condition | undefined): string[] {
   return ('all' in condition ? condition.all : condition.any).flatMap(factsIn);
 }
 
-export function evaluate(condition: Condition, facts: FactSet, params: Params): Outcome {
-  if (isLeaf(condition)) return evaluateLeaf(condition, facts, params);
+export function evaluate(condition: Condition, facts: FactSet, params: Params, labels: FactLabels = {}): Outcome {
+  if (isLeaf(condition)) return evaluateLeaf(condition, facts, params, labels);
   if ('not' in condition) {
-    const inner = evaluate(condition.not, facts, params);
-    return { truth: inner.truth === 'unknown' ? 'unknown' : !inner.truth, reasons: inner.reasons };
+    const inner = evaluate(condition.not, facts, params, labels);
+    return { ...inner, truth: inner.truth === 'unknown' ? 'unknown' : !inner.truth };
   }
   const isAll = 'all' in condition;
-  const outcomes = (isAll ? condition.all : condition.any).map((part) => evaluate(part, facts, params));
+  const outcomes = (isAll ? condition.all : condition.any).map((part) => evaluate(part, facts, params, labels));
   const deciding = isAll ? false : true;
   const decided = outcomes.filter((outcome) => outcome.truth === deciding);
-  if (decided.length > 0) return { truth: deciding, reasons: reasonsOf(decided) };
+  if (decided.length > 0) return { truth: deciding, ...reasonsOf(decided) };
   const unknown = outcomes.filter((outcome) => outcome.truth === 'unknown');
-  if (unknown.length > 0) return { truth: 'unknown', reasons: reasonsOf(unknown) };
-  return { truth: !deciding, reasons: reasonsOf(outcomes) };
+  if (unknown.length > 0) return { truth: 'unknown', ...reasonsOf(unknown) };
+  return { truth: !deciding, ...reasonsOf(outcomes) };
 }
 
 /** Each reason once: two leaves on the same unknown fact give one reason, not the same sentence twice. */
-function reasonsOf(outcomes: Outcome[]): string[] {
-  return [...new Set(outcomes.flatMap((outcome) => outcome.reasons))];
+function reasonsOf(outcomes: Outcome[]): Pick<Outcome, 'reasons' | 'said'> {
+  return {
+    reasons: [...new Set(outcomes.flatMap((outcome) => outcome.reasons))],
+    said: [...new Set(outcomes.flatMap((outcome) => outcome.said))],
+  };
 }
 
 export function renderValue(value: FactValue | Scalar[] | undefined): string {
@@ -49,15 +57,33 @@ export function renderValue(value: FactValue | Scalar[] | undefined): string {
   return String(value);
 }
 
-function evaluateLeaf(leaf: LeafCondition, facts: FactSet, params: Params): Outcome {
+function evaluateLeaf(leaf: LeafCondition, facts: FactSet, params: Params, labels: FactLabels): Outcome {
+  const label = Object.hasOwn(labels, leaf.fact) ? labels[leaf.fact] as string : leaf.fact;
   const fact = facts.get(leaf.fact);
-  if (!fact) return { truth: 'unknown', reasons: [`${leaf.fact} was not collected`] };
-  if (fact.unknown !== undefined) return { truth: 'unknown', reasons: [`${leaf.fact} is unknown: ${fact.unknown}`] };
+  if (!fact) return { truth: 'unknown', reasons: [`${leaf.fact} was not collected`], said: [`${label}: not collected on this host`] };
+  if (fact.unknown !== undefined) return { truth: 'unknown', reasons: [`${leaf.fact} is unknown: ${fact.unknown}`], said: [`${label}: ${fact.unknown}`] };
   const operand = leaf.param !== undefined ? params[leaf.param] : (leaf.values ?? leaf.value);
   const truth = compare(leaf.op, fact.value, operand);
   const shown = `${leaf.fact} = ${renderValue(fact.value)}`;
-  if (truth === 'unknown') return { truth, reasons: [`${shown} cannot be compared with ${leaf.op} ${renderValue(operand)}`] };
-  return { truth, reasons: [shown] };
+  if (truth === 'unknown') {
+    return { truth, reasons: [`${shown} cannot be compared with ${leaf.op} ${renderValue(operand)}`], said: [`${label}: ${uncomparable(leaf.op, fact.value)}`] };
+  }
+  return { truth, reasons: [shown], said: [`${label}: ${spoken(fact.value)}`] };
+}
+
+/** Why a value cannot be compared, in words: "none found", "\"abc\" is not a number". */
+function uncomparable(op: LeafCondition['op'], value: FactValue): string {
+  if (value === null) return 'none found';
+  const shown = JSON.stringify(renderValue(value));
+  if (op === 'IsTrue' || op === 'IsFalse') return `${shown} is neither yes nor no`;
+  if (op.startsWith('Version')) return `${shown} is not a version`;
+  return `${shown} is not a number`;
+}
+
+/** A decided value in words: yes/no for booleans, "none" for null. */
+function spoken(value: FactValue): string {
+  if (typeof value === 'boolean') return value ? 'yes' : 'no';
+  return renderValue(value);
 }
 
 function same(a: unknown, b: unknown): boolean {

@@ -61,7 +61,8 @@ function evidenceFor(rule: EffectiveRule, facts: FactSet, status: FindingStatus)
 
 export function evaluateRule(rule: EffectiveRule, facts: FactSet): Finding {
   const render = (template: string) => renderTemplate(template, facts, rule.params);
-  const finish = (status: FindingStatus, message: string): Finding => ({
+  const labels = rule.factLabels ?? {};
+  const finish = (status: FindingStatus, message: string, engineReason?: string): Finding => ({
     ruleId: rule.id,
     title: rule.title,
     category: rule.category,
@@ -76,15 +77,16 @@ export function evaluateRule(rule: EffectiveRule, facts: FactSet): Finding {
     remediation: { summary: render(rule.remediation.summary).trim(), text: render(rule.remediation.text).trim(), commands: (rule.remediation.commands ?? []).map(render) },
     references: rule.references,
     scoreImpact: scoreImpact(status, rule.severity, rule.weight),
+    ...(engineReason === undefined ? {} : { engineReason }),
   });
 
   if (rule.appliesWhen) {
-    const applies = evaluate(rule.appliesWhen, facts, rule.params);
-    if (applies.truth === false) return finish('not-applicable', `Not applicable here: ${applies.reasons.join('; ')}.`);
-    if (applies.truth === 'unknown') return finish('unknown', `Cannot tell whether this applies: ${applies.reasons.join('; ')}.`);
+    const applies = evaluate(rule.appliesWhen, facts, rule.params, labels);
+    if (applies.truth === false) return finish('not-applicable', `Not applicable here: ${applies.said.join('; ')}.`, applies.reasons.join('; '));
+    if (applies.truth === 'unknown') return finish('unknown', `Cannot tell whether this applies: ${applies.said.join('; ')}.`, applies.reasons.join('; '));
   }
-  const fails = evaluate(rule.failsWhen, facts, rule.params);
-  if (fails.truth === 'unknown') return finish('unknown', `Cannot decide: ${fails.reasons.join('; ')}.`);
+  const fails = evaluate(rule.failsWhen, facts, rule.params, labels);
+  if (fails.truth === 'unknown') return finish('unknown', `Cannot decide: ${fails.said.join('; ')}.`, fails.reasons.join('; '));
   if (fails.truth) return finish('fail', render(rule.message));
   return finish('pass', `OK: ${render(rule.observed)}.`);
 }

@@ -11,6 +11,8 @@ import { fileTypeOf } from '../host/read-failure.ts';
 import { validateRuleFile } from './file-validator.ts';
 import { knownRuleFile } from './known-rule-files.ts';
 import type { RuleDefinition, RuleOverride } from './schema.ts';
+import { didYouMean } from '../text/suggest.ts';
+import { factsIn } from './conditions.ts';
 import { crossFileErrors, ruleErrors } from './validate.ts';
 
 export const MAX_RULE_FILE_BYTES = 1024 * 1024;
@@ -171,12 +173,23 @@ export function parseRuleText(text: string): ParsedRuleFile {
 function collect(file: string, doc: Document, lines: LineCounter, data: Record<string, unknown>, result: RuleLoadResult): void {
   const lineOf = (segments: (string | number)[]) => positionOf(doc, lines, segments).line;
   if (data.kind === 'RuleSet') {
-    (data.rules as RuleDefinition[]).forEach((rule, index) => result.rules.push({ ...rule, file, line: lineOf(['rules', index]) }));
+    const labels = (data.facts ?? {}) as Record<string, string>;
+    (data.rules as RuleDefinition[]).forEach((rule, index) => {
+      const factLabels = labelsFor(rule, labels);
+      result.rules.push({ ...rule, ...(factLabels ? { factLabels } : {}), file, line: lineOf(['rules', index]) });
+    });
   } else {
     (data.overrides as RuleOverride[]).forEach((override, index) =>
       result.overrides.push({ ...override, file, line: lineOf(['overrides', index]) }),
     );
   }
+}
+
+/** The labels of the facts a rule reads (conditions and evidence), from its file's `facts:` map. */
+function labelsFor(rule: RuleDefinition, labels: Record<string, string>): Record<string, string> | undefined {
+  const read = [...factsIn(rule.appliesWhen), ...factsIn(rule.failsWhen), ...(rule.evidence ?? [])];
+  const found = read.filter((key) => Object.hasOwn(labels, key)).map((key) => [key, labels[key] as string]);
+  return found.length === 0 ? undefined : Object.fromEntries(found);
 }
 
 function semanticErrorsIn(data: Record<string, unknown>) {
@@ -229,33 +242,21 @@ function describe(error: ErrorObject, extra: string | undefined, missing: string
   if (missing) return `missing required key "${missing}"`;
   if (params.allowedValues) return `must be one of ${params.allowedValues.join(', ')}`;
   if (params.allowedValue !== undefined) return `must be ${JSON.stringify(params.allowedValue)}`;
+  if (error.instancePath.startsWith('/facts/') && error.keyword !== 'propertyNames') {
+    return 'a fact label is 3 to 80 characters on one line, without ":", "{" or "}" (reasons print it before a colon)';
+  }
   return error.message ?? 'is not valid';
 }
 
 const KNOWN_KEYS = [
   'id', 'scope', 'title', 'category', 'severity', 'weight', 'params', 'appliesWhen', 'failsWhen', 'observed', 'expected',
   'message', 'evidence', 'remediation', 'references', 'fact', 'op', 'value', 'values', 'param', 'all', 'any', 'not',
-  'summary', 'text', 'commands', 'seed', 'url', 'note', 'disabled', 'rules', 'overrides', 'apiVersion', 'kind',
+  'summary', 'staticSummary', 'text', 'commands', 'seed', 'url', 'note', 'disabled', 'rules', 'overrides', 'apiVersion', 'kind', 'facts',
 ];
 
 /** The closest known key, never the key itself (a known key in the wrong place is no typo). */
 function suggestion(key: string): string {
-  const close = KNOWN_KEYS.map((known) => ({ known, distance: editDistance(key.toLowerCase(), known.toLowerCase()) }))
-    .filter(({ distance, known }) => distance <= 2 && known !== key)
-    .sort((a, b) => a.distance - b.distance)[0];
-  return close ? ` (did you mean "${close.known}"?)` : '';
-}
-
-export function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min((previous[j] as number) + 1, (current[j - 1] as number) + 1, (previous[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    previous = current;
-  }
-  return previous[b.length] as number;
+  return didYouMean(key, KNOWN_KEYS, 2);
 }
 
 function positionOf(doc: Document, lines: LineCounter, segments: (string | number)[]): { line: number; col: number } {

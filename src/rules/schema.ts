@@ -46,8 +46,14 @@ export interface RuleDefinition {
   expected: string;
   message: string;
   evidence?: string[];
-  remediation: { summary: string; text: string; commands?: string[] };
+  /** staticSummary: the summary without node-specific facts, for static places (the alerts' fix map). */
+  remediation: { summary: string; staticSummary?: string; text: string; commands?: string[] };
   references: RuleReference[];
+  /**
+   * Not written in a rule: the loader copies the labels of the facts this rule reads from its file's
+   * `facts:` map, for the reasons a person reads ("the kubelet's kubeAPIQPS: none found").
+   */
+  factLabels?: Record<string, string>;
 }
 
 export interface RuleOverride {
@@ -128,6 +134,7 @@ const rule = {
       properties: {
         // The fix in a few words; validate.ts checks it is one line and fits a finding line.
         summary: { type: 'string', minLength: 1 },
+        staticSummary: { type: 'string', minLength: 1, maxLength: 100, pattern: '^[^\\n]+$' },
         text: { type: 'string', minLength: 1 },
         commands: { type: 'array', items: { type: 'string' } },
       },
@@ -156,7 +163,11 @@ export const ruleFileSchema = {
   then: {
     additionalProperties: false,
     required: ['rules'],
-    properties: { apiVersion: true, kind: true, rules: { type: 'array', items: rule } },
+    properties: {
+      apiVersion: true, kind: true, rules: { type: 'array', items: rule },
+      // fact key → a few words for people, used in reasons instead of the key.
+      facts: { type: 'object', propertyNames: factKey, additionalProperties: { type: 'string', minLength: 3, maxLength: 80, pattern: '^[^\\n{}:]+$' } },
+    },
   },
   else: {
     additionalProperties: false,

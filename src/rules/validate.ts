@@ -72,7 +72,25 @@ export function templateErrors(rule: RuleDefinition, at: (string | number)[]): P
       }
     }
   }
-  return errors;
+  return [...errors, ...staticSummaryErrors(rule, at)];
+}
+
+/** A fact placeholder ({{kernel.hz}}, not {{params.x}}): its text differs from node to node. */
+const FACT_PLACEHOLDER = /\{\{\s*(?!params\.)[A-Za-z0-9_.-]+\s*\}\}/;
+
+/**
+ * The alerts show a rule's fix from a static map generated from the rule files (no free text in
+ * metric labels): a summary that names a node's facts needs `staticSummary`, the same fix without them.
+ */
+function staticSummaryErrors(rule: RuleDefinition, at: (string | number)[]): PathError[] {
+  const { summary, staticSummary } = rule.remediation;
+  if (staticSummary !== undefined && /\{\{/.test(staticSummary)) {
+    return [{ segments: [...at, 'remediation', 'staticSummary'], message: 'is the fix without node-specific values: no {{…}} placeholders' }];
+  }
+  if (staticSummary === undefined && FACT_PLACEHOLDER.test(summary)) {
+    return [{ segments: [...at, 'remediation', 'summary'], message: 'names facts, so it differs per node; add remediation.staticSummary (the same fix without them) for the alerts\' fix text' }];
+  }
+  return [];
 }
 
 /** Every fact key a rule names: conditions, evidence and {{…}} placeholders, with where it is named. */

@@ -3,6 +3,12 @@
 
 export const STARTUP_PHASES = ['scheduling', 'initialization', 'creation', 'readiness', 'total'] as const;
 export type StartupPhase = (typeof STARTUP_PHASES)[number];
+/**
+ * What the agent's pod watch reports: the phases, the total, and the status write's wait (the
+ * kubelet's Ready stamp → the API showing Ready; client throttling), each as `measure` has them.
+ */
+export const STARTUP_FIGURES = [...STARTUP_PHASES, 'statusDelay'] as const;
+export type StartupFigure = (typeof STARTUP_FIGURES)[number];
 
 export interface PhaseSummary {
   samples: number;
@@ -29,7 +35,7 @@ export interface WorkloadSnapshot {
   /** spec.drivers[].name of this node's CSINode; null when the node has none. */
   csiNodeDrivers: string[] | null;
   attach: { samples: number; p50Ms: number | null; p90Ms: number | null; windowSize: number; drivers: string[] };
-  startup: Record<StartupPhase, PhaseSummary>;
+  startup: Record<StartupFigure, PhaseSummary>;
   /** Pods tracked now (started and waiting ones); bounded. */
   trackedPods: number;
 }

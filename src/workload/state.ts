@@ -3,7 +3,7 @@
 import { AttachLatencyTracker } from './attach-latency.ts';
 import { podView } from './pod-view.ts';
 import { PodStartupTracker } from './pod-startup.ts';
-import { STARTUP_PHASES, type CsiDriverInfo, type StartupPhase, type WorkloadSnapshot } from './snapshot.ts';
+import { STARTUP_FIGURES, type CsiDriverInfo, type StartupFigure, type WorkloadSnapshot } from './snapshot.ts';
 
 type Obj = Record<string, any>;
 type Part = keyof WorkloadSnapshot['unsynced'];
@@ -13,8 +13,7 @@ export interface WorkloadStateOptions {
   now?: () => number;
   windowSize?: number;
   maxTracked?: number;
-  onPhase?(phase: StartupPhase, seconds: number): void;
-  onPodReady?(uid: string, phases: Record<StartupPhase, number>): void;
+  onPhase?(figure: StartupFigure, seconds: number): void;
 }
 
 const MAX_DRIVERS = 500;
@@ -45,7 +44,7 @@ export class WorkloadState {
     this.now = opts.now ?? Date.now;
     const windowSize = opts.windowSize ?? 1000;
     this.startup = new PodStartupTracker({
-      now: this.now, windowSize, maxTracked: opts.maxTracked ?? 2000, onPhase: opts.onPhase, onPodReady: opts.onPodReady,
+      now: this.now, windowSize, maxTracked: opts.maxTracked ?? 2000, onPhase: opts.onPhase,
     });
     this.attach = new AttachLatencyTracker(windowSize, opts.maxTracked ?? 2000);
   }
@@ -88,10 +87,10 @@ export class WorkloadState {
     this.lastPodVersion = (pod as Obj | undefined)?.metadata?.resourceVersion;
     const view = podView(pod);
     if (!view) return;
-    if (createdAt !== undefined) view.reached.created = createdAt;
+    if (createdAt !== undefined) view.createdAt = createdAt;
     this.startup.observe(view);
     const boundAt = this.startup.scheduledAt(view.uid);
-    if (view.terminal || view.reached.containersStarted !== undefined || view.reached.ready !== undefined) this.attach.podStarted(view.uid);
+    if (view.terminal || view.reached.started !== undefined || view.reached.ready !== undefined) this.attach.podStarted(view.uid);
     else if (boundAt !== undefined) this.attach.podBound(view.uid, boundAt, view.attachCandidates);
   }
 
@@ -147,7 +146,7 @@ export class WorkloadState {
       csiDrivers: Object.fromEntries(this.drivers),
       csiNodeDrivers: this.csiNodeDrivers === null ? null : [...this.csiNodeDrivers],
       attach: { samples: w.size, p50Ms: roundOrNull(w.percentile(50)), p90Ms: roundOrNull(w.percentile(90)), windowSize: w.capacity, drivers: this.attach.drivers() },
-      startup: Object.fromEntries(STARTUP_PHASES.map((p) => [p, this.startup.summary(p)])) as WorkloadSnapshot['startup'],
+      startup: Object.fromEntries(STARTUP_FIGURES.map((p) => [p, this.startup.summary(p)])) as WorkloadSnapshot['startup'],
       trackedPods: this.startup.tracked,
     };
   }

@@ -73,6 +73,11 @@ describe('the agent on the real control plane', realServerTier(), () => {
   test('first publish, unchanged cycles and a restart: one PATCH, one Event per failing rule, one LIST per watch, no GET', async () => {
     const first = runAgent(kubeconfig, tickFixedFrom(Infinity), { ...REAL, stopAfterScans: 8 });
     assert.equal(await first.result, 0, first.logs.join("\n"));
+    // One log line per scan: score, rules changed, PATCH yes/no, Events sent (issue 24).
+    const scanLines = first.logs.filter((l) => l.startsWith('scan: '));
+    assert.equal(scanLines.length, 8, first.logs.join('\n'));
+    assert.match(scanLines[0] as string, /^scan: score \d+\/100 \([A-F]\), 3 failing, \d+ unknown; first scan; PATCH yes, 3 Events sent; took \d+\.\d s$/);
+    assert.match(scanLines[1] as string, /; 0 rules changed; PATCH no, 0 Events sent; /);
     const requests = await byAgent(0);
     assert.deepEqual(summary(requests.filter(isWrite)), ['patch nodes/worker-1 200', 'create events 201', 'create events 201', 'create events 201'], describeRequests(requests));
     assert.deepEqual(requests.filter((r) => r.code >= 400), [], 'nothing refused by RBAC');
@@ -107,11 +112,31 @@ describe('the agent on the real control plane', realServerTier(), () => {
     }, { ...REAL, stopAfterScans: 9 });
     assert.equal(await run.result, 0, run.logs.join('\n'));
     assert.deepEqual(summary((await byAgent(since)).filter(isWrite)), ['patch nodes/worker-1 200', 'patch nodes/worker-1 200', 'create events 201']);
+    const scanLines = run.logs.filter((l) => l.startsWith('scan: '));
+    assert.ok(scanLines.slice(2, 5).some((l) => /; 0 rules changed; PATCH yes, 0 Events sent; /.test(l)), `the repaired edit: a PATCH, no Event\n${scanLines.join('\n')}`);
+    assert.match(scanLines[5] as string, /; 1 rule changed \(kernel-tick-rate fail→pass\); PATCH yes, 1 Event sent; /);
     const node = await cp.must('GET', '/api/v1/nodes/worker-1');
     assert.deepEqual(ours(node.metadata.annotations), renderAnnotations(tickFixedFrom(6)(6)));
     const resolved = (await cp.must('GET', '/api/v1/namespaces/default/events')).items.filter((e: any) => e.reason === 'TuningResolved');
     assert.equal(resolved.length, 1);
     assert.match(resolved[0].message, /kernel-tick-rate passes now: CONFIG_HZ=1000/);
+  });
+
+  test('an info rule that starts failing is a Normal Event, a warning one a Warning (issue 24)', async () => {
+    const since = (await byAgent(0)).length;
+    const withInfo = (): Report => {
+      const r = seedReport();
+      r.findings.push(finding('image-pull-serialized', 'fail', { severity: 'info', category: 'api-client', observed: 'serializeImagePulls true' }));
+      return r;
+    };
+    const run = runAgent(kubeconfig, withInfo, { ...REAL, stopAfterScans: 3 });
+    assert.equal(await run.result, 0, run.logs.join('\n'));
+    // The previous test left kernel-tick-rate passing: it fails again here (warning) beside the new info rule.
+    assert.deepEqual(summary((await byAgent(since)).filter(isWrite)), ['patch nodes/worker-1 200', 'create events 201', 'create events 201']);
+    const events = (await cp.must('GET', '/api/v1/namespaces/default/events')).items;
+    const typeOf = (rule: string) => events.filter((e: any) => e.reason === 'TuningRecommendation' && e.message.includes(` ${rule}: `)).map((e: any) => e.type);
+    assert.deepEqual(typeOf('image-pull-serialized'), ['Normal']);
+    assert.deepEqual(typeOf('kernel-tick-rate'), ['Warning', 'Warning'], 'the first publish and this one');
   });
 
   test('the workload watches see the pods on the node, CSIDriver objects and this node\'s CSINode', async () => {

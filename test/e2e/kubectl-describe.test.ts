@@ -87,7 +87,7 @@ describe('kubectl describe node after the agent published (real API server, real
 
     const events = stdout.slice(stdout.indexOf('\nEvents:')).split('\n').filter((l) => /TuningRecommendation/.test(l));
     assert.equal(events.length, report.counts.fail, stdout);
-    for (const event of events) assert.match(event, /Warning\s+TuningRecommendation\s+\S+\s+node-tuning-advisor\s+(WARN|INFO|CRIT) [a-z-]+: .+ — .+$/);
+    for (const event of events) assert.match(event, /(Warning\s+TuningRecommendation\s+\S+\s+node-tuning-advisor\s+(WARN|CRIT)|Normal\s+TuningRecommendation\s+\S+\s+node-tuning-advisor\s+INFO) [a-z-]+: .+ — .+$/);
     assert.ok(events.some((e) => e.endsWith('— raise kubeAPIQPS/kubeAPIBurst to 170/220')), events.join('\n'));
   });
 

@@ -101,14 +101,15 @@ describe('measure pod-startup on a real control plane: the test plays the kubele
 
         // After: CONFIG_HZ 1000, client limits 150/200 (seed 000's fixes); containers start in 1 s.
         await publishAdvisor(cp, tmp, 'measure-a', 'seed-000-after', 1000);
-        scripts['measure-a'] = (pod) => { const i = podIndex(pod); return { initMs: (i % 2) * 1000, createMs: 1000, readyMs: i % 2 === 0 ? 1000 : 0 }; };
+        // The total counts until the pod is received Ready, so this kubelet's 2.3 s write lag is in it: 1 s to start keeps it under 5 s.
+        scripts['measure-a'] = () => ({ initMs: 0, createMs: 1000, readyMs: 0 });
         const second = await measure(['--node', 'measure-a', '--pods', '8', '--output', 'json', '--compare', path.join(tmp, 'before.json')]);
         assert.equal(second.code, 0, `exit 0: the SLO is met\n${second.stderr}`);
         const c = second.json.comparison;
         const phase = (name: string) => c.phases.find((p: any) => p.phase === name);
         t.diagnostic(c.phases.map((p: any) => `${p.phase} ${p.before.p50Ms}→${p.after.p50Ms} ms ${p.verdict}`).join('; '));
         // Initialization and scheduling carry the live bind (a fraction of a second either way): not judged here.
-        assert.deepEqual(['creation', 'total', 'readiness'].map((p) => phase(p).verdict), ['improved', 'improved', 'unchanged']);
+        assert.deepEqual(['creation', 'total', 'readiness'].map((p) => phase(p).verdict), ['improved', 'improved', 'improved']);
         assert.equal(phase('creation').p50ChangePct, -75, 'creation p50 4 s → 1 s');
         assert.deepEqual(c.facts.filter((f: any) => f.changed === true).map((f: any) => f.fact).sort(), [
           'controllerManager.kubeAPIBurst', 'controllerManager.kubeAPIQPS', 'kernel.hz', 'kubelet.kubeAPIBurst', 'kubelet.kubeAPIQPS', 'scheduler.kubeAPIBurst', 'scheduler.kubeAPIQPS',

@@ -12,12 +12,13 @@ import path from 'node:path';
 import { parse } from 'yaml';
 import type { ClusterReport } from '../../src/cluster/report.ts';
 import { REPORT_KEY } from '../../src/publish/annotations.ts';
+import { loadRuleSet } from '../../src/rules/rule-set.ts';
 import { auditArgs, describeRequests, type AuditLog } from '../helpers/audit.ts';
 import { AgentProcess, buildApp } from '../helpers/bundled-agent.ts';
 import { ControlPlane, realServerTier } from '../helpers/control-plane.ts';
 import { createReadyNode } from '../helpers/kube-objects.ts';
 import { BASE, REPO } from '../helpers/manifests.ts';
-import { agentIdentity, applyKustomization, daemonSetRun } from '../helpers/shipped.ts';
+import { AGENT_FIELD_MANAGER, agentIdentity, applyKustomization, daemonSetRun } from '../helpers/shipped.ts';
 
 const REPORTER = 'ci-reporter';
 const TOKEN = 'report-e2e-token-0123456789abcdef';
@@ -118,15 +119,54 @@ describe('report over Nodes the bundled agent annotated, on a real kube-apiserve
     assert.equal(requests.filter((r) => /^\/api\/v1\/nodes\/./.test(r.path)).length, 0, 'no request per node');
   });
 
-  test('the table shows each node\'s score and grade as its annotation says, in 80 columns', async () => {
+  test('the table shows each node\'s score and grade as its annotation says, in the piped 100 columns', async () => {
     const { out } = await runReport('--all', '--fail-on=never');
     const lines = out.split('\n');
-    assert.deepEqual(lines.filter((l) => [...l].length > 80), []);
+    assert.deepEqual(lines.filter((l) => [...l].length > 100), []);
     for (const [name, annotation] of await published()) {
       const row = lines.find((l) => l.startsWith(`${name} `));
       assert.ok(row, `a row for ${name}:\n${out}`);
       if (annotation === undefined) assert.match(row, /no agent/);
       else assert.match(row, new RegExp(`\\s${annotation.score}\\s+${annotation.grade}\\b`), row);
     }
+  });
+
+  /** The report annotation as a compromised agent would write it: as many critical fake ids as fit the policy's 8 KiB. */
+  const forgedReport = (prefix: string): string => {
+    const rules: unknown[] = [];
+    const text = () => JSON.stringify({ schemaVersion: 2, score: 0, grade: 'F', counts: { pass: 0, fail: rules.length, unknown: 0, 'not-applicable': 0 }, rules });
+    while (Buffer.byteLength(REPORT_KEY + text()) < 8100) rules.push({ rule: `${prefix}${rules.length}`, status: 'fail', severity: 'critical' });
+    return text();
+  };
+
+  test('compromised agents naming hundreds of fake failing rules on their own Nodes do not push the real ones out of the fleet', async () => {
+    const known = new Set((await loadRuleSet({ ruleLocations: [], bundledRules: true })).map((r) => r.id));
+    const realFailing = new Set([...(await published()).values()].flatMap((a) => (a?.rules ?? []).filter((r: any) => r.status === 'fail').map((r: any) => r.rule as string)));
+    assert.ok(realFailing.size > 0);
+    // Each forged Node's own agent token writes what the policy lets it: 8 KiB of critical fake ids, sorted before the real Nodes.
+    const forged = ['aaa-forged-1', 'aaa-forged-2', 'aaa-forged-3', 'aaa-forged-4'];
+    for (const node of forged) {
+      await createReadyNode(cp, node);
+      const identity = await agentIdentity(cp, node, tmp);
+      const patch = await cp.request('PATCH', `/api/v1/nodes/${node}?fieldManager=${AGENT_FIELD_MANAGER}`,
+        { metadata: { annotations: { [REPORT_KEY]: forgedReport(`f${node.slice(-1)}-`) } } }, { token: identity.token, contentType: 'application/merge-patch+json' });
+      assert.equal(patch.status, 200, JSON.stringify(patch.body).slice(0, 300));
+    }
+    const carried = await published();
+    const fakeIds = new Set(forged.flatMap((n) => carried.get(n).rules.map((r: any) => r.rule as string)));
+    assert.ok(fakeIds.size > 500, `${fakeIds.size} fake ids on the Nodes`);
+
+    const { code, out } = await runReport('--output=json', '--fail-on=never');
+    assert.equal(code, 0, out);
+    const json = JSON.parse(out) as ClusterReport;
+    assert.deepEqual(new Set(json.fleet.map((g) => g.rule)), realFailing, 'the fleet counts exactly the real failing rules');
+    assert.ok(json.fleet.every((g) => known.has(g.rule) && g.of === Object.keys(AGENTS).length + forged.length));
+    assert.deepEqual({ ...json.summary.unknownRules, examples: json.summary.unknownRules.examples.length },
+      { nodes: forged.length, ids: 500, more: true, examples: 5 });
+    assert.ok(json.summary.failing.critical <= Object.keys(AGENTS).length, 'fake critical ids make no node count as failing a critical rule');
+
+    const table = await runReport('--fail-on=never');
+    for (const rule of realFailing) assert.match(table.out, new RegExp(`(CRIT|WARN|INFO) ${rule} on `), rule);
+    assert.match(table.out.replace(/\n\s+/g, ' '), /Unknown rules: over 500 ids this rule set does not know, failing on 4 nodes \(f1-0, /);
   });
 });

@@ -209,7 +209,7 @@ export class ControlPlane {
    * A watch of `urlPath` (give `watch=1` in its query): `onEvent` gets each event with the time it
    * arrived here; `stop()` ends it. `started` resolves once the server answered (or rejects).
    */
-  watch(urlPath: string, onEvent: (type: string, object: any, at: number) => void, opts: RequestOptions = {}): { started: Promise<number>; stop(): void } {
+  watch(urlPath: string, onEvent: (type: string, object: any, at: number) => void, opts: RequestOptions = {}, onEnd?: () => void): { started: Promise<number>; stop(): void } {
     const headers: Record<string, string> = { Accept: 'application/json' };
     if (!opts.cert) headers.Authorization = `Bearer ${opts.token ?? this.adminToken}`;
     let req: ReturnType<typeof httpsRequest> | undefined;
@@ -231,6 +231,8 @@ export class ControlPlane {
           }
         });
         res.on('error', () => {});
+        // The server may end a watch (its timeout, or closing a watcher it found too slow under load).
+        res.on('end', () => onEnd?.());
       });
       req.on('error', reject);
       req.end();

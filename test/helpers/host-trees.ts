@@ -7,3 +7,10 @@ import type { Collector } from '../../src/collectors/collector.ts';
 export function factsAt(root: string, ...collectors: Collector[]): Promise<FactSet> {
   return collectFacts(new HostRoot(root), { collectors });
 }
+
+/** A fact that must have been collected (decided or unknown). */
+export function fact(facts: FactSet, key: string): { value: unknown; source: string; detail?: string; unknown?: string } {
+  const found = facts.get(key);
+  if (!found) throw new Error(`${key} was not collected`);
+  return found;
+}

@@ -43,6 +43,8 @@ export interface PodRecord {
   initializedAt?: number;
   startedAt?: number;
   readyAt?: number;
+  /** Test clock when the test's own pod watch first received the pod Running with Ready=True. */
+  readySeenAt?: number;
   /** Test clock when the volumesAttached patch was answered, and when the test's Node watch showed it. */
   attachedAt?: number;
   attachSeenAt?: number;
@@ -114,6 +116,8 @@ export class FakeKubelet {
     if (pod.spec?.nodeName !== this.node) return;
     const record: PodRecord = this.records.get(uid) ?? { name: pod.metadata.name, namespace: pod.metadata.namespace, uid, boundSeenAt: at };
     this.records.set(uid, record);
+    const ready = pod.status?.phase === 'Running' && pod.status?.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True');
+    if (ready && record.readySeenAt === undefined) record.readySeenAt = at;
     if (pod.metadata.deletionTimestamp) return this.confirmDeletion(pod);
     if (this.handled.has(uid)) return;
     this.handled.add(uid);

@@ -21,6 +21,8 @@ const NOT_MOUNTED: Record<string, string> = {
   '/etc/hostname': 'a single file outside the kubelet\'s dir (a missing one cannot be created harmlessly); the agent names the node by NODE_NAME, and unit %H specifiers stay unexpanded',
   '/etc/rancher': 'k3s/rke2 only (config.yaml holds the join token); see docs/deploy.md',
   '/var/lib/rancher': 'k3s/rke2 data: tokens, keys and the datastore',
+  '/etc/containerd': "may hold registry credentials (registry.configs auth): containerd's settings are unknown in the DaemonSet, `scan` on the node reads them",
+  '/var/snap/microk8s': 'MicroK8s only, and its credentials/ and certs/ hold tokens and keys: only args/ would be mounted, by a MicroK8s overlay',
   '/var/lib/etcd': "etcd's data: every Secret of the cluster (only the probe overlay's subdirectory)",
   '/etc/etcd.env': 'optional single file (a file mount creates a directory where it is missing)',
   '/etc/system-release-cpe': 'RHEL-only single file; the distribution comes from /usr/lib/os-release',

@@ -51,8 +51,16 @@ test('metrics expose score, per-rule status, fact gauges with bounded labels, an
   assert.match(type ?? '', /^text\/plain; version=0\.0\.4/);
   for (const line of [
     'node_tuning_advisor_score 73',
-    'node_tuning_advisor_finding{rule="etcd-fsync-latency",severity="critical",category="etcd",fix="move etcd\'s data dir to SSD/NVMe"} 1',
-    'node_tuning_advisor_finding{rule="kubelet-api-qps",severity="warning",category="api-client",fix="fix kubelet-api-qps quickly"} 0',
+    'node_tuning_advisor_finding{rule="etcd-fsync-latency",severity="critical",category="etcd"} 1',
+    'node_tuning_advisor_finding{rule="kubelet-api-qps",severity="warning",category="api-client"} 0',
+    'node_tuning_advisor_finding{rule="tuned-profile",severity="info",category="tuned"} 0',
+    // One series per status, 1 for the current one: an unknown rule can alert (issue 24).
+    'node_tuning_advisor_finding_status{rule="tuned-profile",severity="info",category="tuned",status="unknown"} 1',
+    'node_tuning_advisor_finding_status{rule="tuned-profile",severity="info",category="tuned",status="fail"} 0',
+    'node_tuning_advisor_finding_status{rule="tuned-profile",severity="info",category="tuned",status="pass"} 0',
+    'node_tuning_advisor_finding_status{rule="tuned-profile",severity="info",category="tuned",status="not-applicable"} 0',
+    'node_tuning_advisor_finding_status{rule="etcd-fsync-latency",severity="critical",category="etcd",status="fail"} 1',
+    'node_tuning_advisor_finding_status{rule="kubelet-api-qps",severity="warning",category="api-client",status="pass"} 1',
     'node_tuning_advisor_cpu_governor_info{governor="powersave"} 1',
     'node_tuning_advisor_cpu_driver_info{driver="intel_pstate"} 1',
     'node_tuning_advisor_tuned_profile_info{profile="throughput-performance"} 1',
@@ -68,6 +76,7 @@ test('metrics expose score, per-rule status, fact gauges with bounded labels, an
     'node_tuning_advisor_last_scan_success_timestamp_seconds 1764547200',
     'node_tuning_advisor_api_requests_total{verb="patch",code="500"} 1',
   ]) assert.ok(body.includes(`${line}\n`), `missing: ${line}`);
+  assert.doesNotMatch(body, /fix="/, 'no free text (the fix) in a label');
   assert.match(body, /^node_tuning_advisor_build_info\{version="0\.1\.0",nodejs="24\.[\d.]+"\} 1$/m);
   assert.match(body, /^process_resident_memory_bytes \d+/m);
   assert.doesNotMatch(body, /^node_tuning_advisor_kernel_hz\{/m, 'an unknown fact exports no sample');
@@ -85,7 +94,10 @@ test('metric names and help pass promtool check metrics', async (t) => {
   metrics.countApiRequest('watch', '200');
   metrics.observePodPhase('creation', 17.3);
   metrics.observePodPhase('total', 18.5);
+  metrics.setKubeletSli({ sli: { samples: 100, p99Seconds: 4.95 }, total: { samples: 100, p99Seconds: 4.95 }, imagePull: { samples: 0, p99Seconds: null }, sandbox: { samples: 100, p99Seconds: 0.08 } });
   const text = await metrics.registry.metrics();
+  assert.match(text, /^node_tuning_advisor_kubelet_pod_start_p99_seconds\{histogram="pod_start_sli"\} 4\.95$/m);
+  assert.doesNotMatch(text, /^node_tuning_advisor_kubelet_pod_start_p99_seconds\{histogram="image_pull"\}/m, 'no p99 without samples');
   const child = execFile(promtool, ['check', 'metrics']);
   const done = new Promise<{ code: number | null; out: string }>((resolve) => {
     let out = '';

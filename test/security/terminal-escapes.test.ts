@@ -7,7 +7,7 @@ import { renderAnnotations } from '../../src/publish/annotations.ts';
 import { FakeApiServer } from '../helpers/fake-apiserver.ts';
 import { runCli } from '../helpers/cli.ts';
 import { finding, report } from '../helpers/reports.ts';
-import { stripControls } from '../../src/cli/terminal-safe.ts';
+import { stripControls } from '../../src/text/terminal.ts';
 
 const ESCAPES = '\u001b]0;pwned\u0007\u001b[2J\u001b[1A\r\u009b31m\u202eevil';
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;

@@ -20,18 +20,18 @@ test('scan exits 1 at --fail-on warning, 0 at the default critical, 0 with never
 
 test('table output: score and counts, then per failing rule found → want, why and the short fix; no colour when piped', async () => {
   const { stdout } = await runCli(['scan', '--host-root', fixtureHost('intel-pstate-epp-power')]);
-  assert.match(stdout, /^node build-node-01 · score 80\/100, grade B\n2 failing \(2 warning\) · 0 unknown · 0 pass · 15 not applicable\nhost root \S+intel-pstate-epp-power\n/);
+  assert.match(stdout, /^node build-node-01 · score 80\/100, grade B\n2 failing \(2 warning\) · 0 unknown · 0 pass · 20 not applicable\nhost root \S+intel-pstate-epp-power\n/);
   assert.match(stdout, /^FAIL {5}warning {3}cpu-governor {6}CPU frequency policy favours power over start-up latency$/m);
   assert.match(stdout, /^ {2}found {2}governor powersave, driver intel_pstate, EPP power → want performance \(adaptive drivers:\n {9}EPP performance, balance_performance\)$/m);
   assert.match(stdout, /^ {2}fix {4}tuned-adm profile throughput-performance$/m);
-  assert.match(stdout, /^not applicable {2}api-client ×6 \(kubelet\.present = false;/m);
+  assert.match(stdout, /^not applicable {2}api-client ×8 \(a kubelet on this node: no;/m);
   assert.doesNotMatch(stdout, /\$ tuned-adm|cpu\.driver = intel_pstate/, 'evidence and commands only with --verbose');
   assert.doesNotMatch(stdout, /\u001b\[/);
   const verbose = (await runCli(['scan', '--host-root', fixtureHost('intel-pstate-epp-power'), '--verbose'])).stdout;
   assert.match(verbose, /^ {9}\$ tuned-adm profile throughput-performance$/m);
   assert.match(verbose, /^ {2}facts {2}cpu\.\w+ = /m);
   assert.match(verbose, /^ {9}cpu\.governor = powersave \(/m);
-  assert.match(verbose, /^ {2}refs {3}seed 001_eee4498a48695f45\.txt$/m);
+  assert.match(verbose, /^ {2}refs {3}field report 001 \(docs\/field-reports\.md\)$/m);
   const all = (await runCli(['scan', '--host-root', fixtureHost('intel-pstate-epp-power'), '--all'])).stdout;
   assert.match(all, /^N\/A {6}warning {3}tuned-profile/m);
   assert.doesNotMatch(all, /^not applicable/m);

@@ -56,6 +56,7 @@ test('without a cgroup, the unit whose ExecStart is the process\'s binary; witho
   assert.equal(facts.value('etcd.present'), true);
   assert.equal(facts.value('etcd.dataDir'), undefined);
   assert.match(facts.get('etcd.dataDir')?.unknown ?? '', /no --data-dir on etcd's command line \(\/proc\/1502\/cmdline\), and its environment cannot be read: .*etcd\.service's EnvironmentFile cannot be read \(\/etc\/etcd\.env does not exist\)/);
+  assert.match(facts.get('etcd.dataDir')?.unknown ?? '', /the DaemonSet\), mount \/etc\/etcd\.env read-only/, 'kubespray: the pod needs /etc/etcd.env mounted');
   assert.match(facts.get('etcd.device.rotational')?.unknown ?? '', /etcd's data dir is unknown/);
   const report = await runScan({ hostRoot: root, only: ['etcd-disk-rotational'], collectors: [etcd] });
   assert.equal(report.findings[0]?.status, 'unknown');

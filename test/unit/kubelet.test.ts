@@ -1,15 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import kubelet from '../../src/collectors/kubelet/collector.ts';
-import type { FactSet } from '../../src/facts/fact-set.ts';
 import { factsOf, tempHost } from '../helpers/fixtures.ts';
-import { factsAt } from '../helpers/host-trees.ts';
-
-function fact(facts: FactSet, key: string): { value: unknown; source: string; detail?: string; unknown?: string } {
-  const found = facts.get(key);
-  assert.ok(found, `${key} was not collected`);
-  return found;
-}
+import { fact, factsAt } from '../helpers/host-trees.ts';
 
 test('kubeadm 1.26 without QPS keys: the 1.26 default 5/10, from the systemd unit and dpkg', async () => {
   const facts = await factsOf('kubeadm-1.26', [kubelet]);

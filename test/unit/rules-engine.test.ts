@@ -83,11 +83,23 @@ test('a rule fails with its rendered message and evidence from the facts it read
 test('pass, not-applicable and unknown results say why', () => {
   assert.equal(evaluateRule(rule(), facts({ linux: true, 'kernel.hz': 1000 })).status, 'pass');
   const notApplicable = evaluateRule(rule(), facts({ linux: false, 'kernel.hz': 250 }));
-  assert.deepEqual([notApplicable.status, notApplicable.message], ['not-applicable', 'Not applicable here: linux = false.']);
+  assert.deepEqual([notApplicable.status, notApplicable.message, notApplicable.engineReason], ['not-applicable', 'Not applicable here: linux: no.', 'linux = false']);
   const unknown = evaluateRule(rule(), facts({ linux: true, 'kernel.hz': 'UNKNOWN' }));
-  assert.deepEqual([unknown.status, unknown.message], ['unknown', 'Cannot decide: kernel.hz is unknown: could not read it.']);
+  assert.deepEqual([unknown.status, unknown.message, unknown.engineReason], ['unknown', 'Cannot decide: kernel.hz: could not read it.', 'kernel.hz is unknown: could not read it']);
   assert.equal(unknown.observed, 'CONFIG_HZ=?');
   assert.equal(unknown.scoreImpact, 5);
+});
+
+test('reasons name facts by their labels; the engine\'s text is kept apart (issue 24)', () => {
+  const labelled: EffectiveRule = { ...rule(), factLabels: { 'kernel.hz': "the kernel's timer tick", linux: 'a Linux host' } };
+  const none = evaluateRule(labelled, facts({ linux: true, 'kernel.hz': null }));
+  assert.deepEqual([none.status, none.message, none.engineReason], ['unknown', "Cannot decide: the kernel's timer tick: none found.", 'kernel.hz = none cannot be compared with Lt 1000']);
+  const text = evaluateRule(labelled, facts({ linux: true, 'kernel.hz': 'fast' }));
+  assert.equal(text.message, 'Cannot decide: the kernel\'s timer tick: "fast" is not a number.');
+  const missing = evaluateRule(labelled, facts({ linux: true }));
+  assert.deepEqual([missing.message, missing.engineReason], ["Cannot decide: the kernel's timer tick: not collected on this host.", 'kernel.hz was not collected']);
+  assert.equal(evaluateRule(labelled, facts({ linux: false })).message, 'Not applicable here: a Linux host: no.');
+  assert.equal(evaluateRule(labelled, facts({ linux: true, 'kernel.hz': 250 })).engineReason, undefined, 'a fail has no engine reason');
 });
 
 test('overrides change severity, weight and params, or disable a rule', () => {

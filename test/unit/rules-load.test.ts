@@ -28,10 +28,10 @@ test('the bundled rules load without errors', async () => {
   const result = await loadRules([BUNDLED_RULES_DIR]);
   assert.deepEqual(result.errors, []);
   assert.deepEqual(result.rules.map((rule) => rule.id).sort(), [
-    'client-throttling', 'client-throttling-long-waits', 'cluster-events-split', 'controller-manager-api-qps', 'cpu-governor',
-    'csi-attacher-throttling', 'csi-provisioner-throttling', 'csi-resizer-throttling',
+    'cgroup-driver-mismatch', 'client-throttling', 'client-throttling-long-waits', 'cluster-events-split', 'containerd-concurrent-downloads',
+    'containerd-lazy-pulling', 'controller-manager-api-qps', 'cpu-governor', 'csi-attacher-throttling', 'csi-provisioner-throttling', 'csi-resizer-throttling',
     'etcd-backend-commit', 'etcd-disk-rotational', 'etcd-events-split', 'etcd-fsync-latency', 'etcd-io-priority',
-    'etcd-wal-fsync', 'image-pull-serialized', 'kernel-tick-rate', 'kubelet-api-qps', 'pod-startup-slo', 'scheduler-api-qps',
+    'etcd-wal-fsync', 'image-pull-serialized', 'kernel-tick-rate', 'kubelet-api-qps', 'kubelet-event-qps', 'kubelet-registry-pull-limit', 'pod-startup-slo', 'scheduler-api-qps',
     'tekton-attach-workspaces', 'tekton-controller-api-qps', 'tekton-rwo-without-affinity-assistant', 'tuned-profile', 'volume-attach',
   ]);
 });
@@ -119,14 +119,24 @@ test('the short fix is required, one line, and must fit a 138-byte finding line 
   const twoLines = await lintText(t, header + goodRule.replace('remediation: { summary: fix it, text: fix it }', 'remediation:\n      summary: "fix it\\nthen reboot"\n      text: fix it'));
   assert.deepEqual(twoLines, ['rules/custom.yaml:15:16: rules.0.remediation.summary: must be one line: it is shown where only one line fits (annotations, Events)']);
   const long = `boot a kernel built with CONFIG_HZ_1000=y, or rebuild yours with it, then compare pod start-up on {{kernel.release}} first`;
-  const tooLong = await lintText(t, header + goodRule.replace('remediation: { summary: fix it, text: fix it }', `remediation: { summary: "${long}", text: fix it }`));
+  const tooLong = await lintText(t, header + goodRule.replace('remediation: { summary: fix it, text: fix it }', `remediation: { summary: "${long}", staticSummary: boot a 1000 Hz kernel, text: fix it }`));
   assert.equal(tooLong.length, 1);
   assert.match(tooLong[0] as string, /^rules\/custom\.yaml:14:\d+: rules\.0\.remediation\.summary: with typical values \(each \{\{fact\}\} as 6 characters\) the finding line is 139 bytes, 1 over the 138 that kubectl describe shows/);
   assert.match(tooLong[0] as string, /"CRIT sample-rule: 123456 — boot a kernel .* on 123456 first"\)$/);
-  const oneShorter = await lintText(t, header + goodRule.replace('remediation: { summary: fix it, text: fix it }', `remediation: { summary: "${long.replace('yours', 'your')}", text: fix it }`));
+  const oneShorter = await lintText(t, header + goodRule.replace('remediation: { summary: fix it, text: fix it }', `remediation: { summary: "${long.replace('yours', 'your')}", staticSummary: boot a 1000 Hz kernel, text: fix it }`));
   assert.deepEqual(oneShorter, []);
   const unknownParam = await lintText(t, header + goodRule.replace('summary: fix it', 'summary: "set {{params.maxHz}}"'));
   assert.deepEqual(unknownParam, ["rules/custom.yaml:14:29: rules.0.remediation.summary: uses {{params.maxHz}}, which the rule's params do not define"]);
+});
+
+test('a summary naming facts needs a staticSummary without them: the alerts\' static fix map (issue 24)', async (t) => {
+  const named = await lintText(t, header + goodRule.replace('summary: fix it', 'summary: "boot past {{kernel.hz}} Hz"'));
+  assert.equal(named.length, 1);
+  assert.match(named[0] as string, /rules\.0\.remediation\.summary: names facts, so it differs per node; add remediation\.staticSummary/);
+  assert.deepEqual(await lintText(t, header + goodRule.replace('summary: fix it', 'summary: "boot past {{kernel.hz}} Hz", staticSummary: boot a 1000 Hz kernel')), []);
+  const templated = await lintText(t, header + goodRule.replace('summary: fix it', 'summary: x, staticSummary: "past {{kernel.hz}}"'));
+  assert.match(templated[0] as string, /remediation\.staticSummary: is the fix without node-specific values: no \{\{…\}\} placeholders/);
+  assert.deepEqual(await lintText(t, header + goodRule.replace('summary: fix it', 'summary: "set {{params.minHz}} Hz"')), [], 'params are the same on every node');
 });
 
 test('a node rule whose observed text would not fit the report annotation line is rejected; cluster rules are not in it', async (t) => {

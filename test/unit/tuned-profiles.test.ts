@@ -116,3 +116,25 @@ test('a stopped daemon fails whatever the profile; tuned running is also found f
   await rm(`${root}/proc/1187`, { recursive: true });
   assert.equal(await verdict(root), 'fail');
 });
+
+test('a VM with virtual-guest selected but the daemon stopped: the fix is to start tuned, not to select the profile it has', async (t) => {
+  const hostRoot = fixtureHost('tuned-virtual-guest-stopped');
+  const facts = await factsOf('tuned-virtual-guest-stopped', [cpu, tuned]);
+  assert.equal(facts.value('tuned.running'), false);
+  assert.deepEqual(facts.value('tuned.loadedProfiles'), ['virtual-guest']);
+  assert.equal(facts.value('tuned.recommendedProfile'), 'virtual-guest');
+  assert.equal(facts.value('tuned.fixKind'), 'start');
+  const report = await runScan({ hostRoot, only: ['tuned-profile'], collectors: [cpu, tuned] });
+  const finding = report.findings[0];
+  assert.equal(finding?.status, 'fail');
+  assert.match(finding?.remediation.summary ?? '', /^start tuned \(systemctl enable --now tuned\)/);
+  assert.doesNotMatch(finding?.remediation.summary ?? '', /tuned-adm profile/);
+
+  // The same VM with another profile selected: select the recommended one and start the daemon.
+  const root = await tempHost(t, {});
+  await cp(hostRoot, root, { recursive: true });
+  await writeFile(`${root}/etc/tuned/active_profile`, 'throughput-performance\n');
+  await writeFile(`${root}/etc/tuned/profile_mode`, 'manual\n');
+  const other = await runScan({ hostRoot: root, only: ['tuned-profile'], collectors: [cpu, tuned] });
+  assert.match(other.findings[0]?.remediation.summary ?? '', /tuned-adm profile .*start tuned/);
+});

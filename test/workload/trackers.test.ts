@@ -27,7 +27,7 @@ test('phases of a pod followed live use the watch time, creation the API stamp',
   state.podSeen(podObject('a', { createdAt: created, scheduledAt: T0, initializedAt: T0 + 200, startedAt: clock.now }));
   clock.now = T0 + 2100;
   state.podSeen(podObject('a', { createdAt: created, scheduledAt: T0, initializedAt: T0 + 200, startedAt: T0 + 1700, readyAt: clock.now }));
-  assert.deepEqual(phases, [['scheduling', 0.5], ['initialization', 0.2], ['creation', 1.5], ['readiness', 0.4], ['total', 2.6]]);
+  assert.deepEqual(phases, [['scheduling', 0.5], ['initialization', 0.2], ['creation', 1.5], ['readiness', 0.4], ['total', 2.6], ['statusDelay', 0]]);
   const summary = state.snapshot().startup;
   assert.equal(summary.total.p99Ms, 2600);
   assert.equal(summary.creation.samples, 1);
@@ -41,7 +41,23 @@ test('a pod first seen long after its transitions (listed at agent start) uses t
   clock.now = T0 + 1_000;
   state.podSeen(podObject('old', { createdAt: c, scheduledAt: c + 4_000, initializedAt: c + 4_000, startedAt: c + 9_000, readyAt: T0 + 1_000 }));
   // API stamps are whole seconds (09:59:00, :04, :09); Ready was watched live at 10:00:01.5.
-  assert.deepEqual(Object.fromEntries(phases), { scheduling: 4, initialization: 0, creation: 5, readiness: 52.5, total: 61.5 });
+  assert.deepEqual(Object.fromEntries(phases), { scheduling: 4, initialization: 0, creation: 5, readiness: 52.5, total: 61.5, statusDelay: 0 });
+});
+
+test('a throttled kubelet: Ready stamped at once but written 19 s later counts to its receipt; the wait is the status delay', () => {
+  const { clock, state, phases } = clocked();
+  const created = T0 - 500;
+  state.podSeen(podObject('t', { createdAt: created, scheduledAt: T0 }));
+  // The kubelet computed Initialized, started and Ready within the first second; its writes waited for its rate limiter.
+  clock.now = T0 + 12_000;
+  state.podSeen(podObject('t', { createdAt: created, scheduledAt: T0, initializedAt: T0 + 500 }));
+  clock.now = T0 + 19_700;
+  state.podSeen(podObject('t', { createdAt: created, scheduledAt: T0, initializedAt: T0 + 500, startedAt: T0 + 600, readyAt: T0 + 700 }));
+  // API stamps are whole seconds: created 10:00:00, initialized, started and Ready 10:00:01; Ready received 10:00:20.2.
+  assert.deepEqual(Object.fromEntries(phases), { scheduling: 0.5, initialization: 0.5, creation: 0, readiness: 0, total: 20.2, statusDelay: 19.2 });
+  const snap = state.snapshot().startup;
+  assert.equal(snap.total.p99Ms, 20_200, 'the total is what a user saw: create → Ready received, not the kubelet\'s stamp');
+  assert.equal(snap.statusDelay.p99Ms, 19_200);
 });
 
 test('pods already ready when first seen, mirror pods and finished pods give no sample', () => {
@@ -152,13 +168,13 @@ test('containers count as started only with started=true (null is false), or run
   const base = podObject('c', { createdAt: T0, scheduledAt: T0, initializedAt: T0, startedAt: T0 + 1000 });
   const status = (cs: Record<string, unknown>) => ({ ...base, status: { ...base.status, containerStatuses: [{ name: 'app', ...cs }] } });
   const running = { running: { startedAt: '2026-12-01T10:00:01Z' } };
-  assert.equal(podView(status({ started: true, state: running }))?.reached.containersStarted, Date.parse('2026-12-01T10:00:01Z'));
-  assert.equal(podView(status({ started: null, state: running }))?.reached.containersStarted, undefined);
-  assert.equal(podView(status({ started: false, state: running }))?.reached.containersStarted, undefined, 'startup probe not passed yet');
-  assert.equal(podView(status({ state: running }))?.reached.containersStarted, Date.parse('2026-12-01T10:00:01Z'));
-  assert.equal(podView(status({ state: { waiting: { reason: 'ContainerCreating' } } }))?.reached.containersStarted, undefined);
+  assert.equal(podView(status({ started: true, state: running }))?.reached.started, Date.parse('2026-12-01T10:00:01Z'));
+  assert.equal(podView(status({ started: null, state: running }))?.reached.started, undefined);
+  assert.equal(podView(status({ started: false, state: running }))?.reached.started, undefined, 'startup probe not passed yet');
+  assert.equal(podView(status({ state: running }))?.reached.started, Date.parse('2026-12-01T10:00:01Z'));
+  assert.equal(podView(status({ state: { waiting: { reason: 'ContainerCreating' } } }))?.reached.started, undefined);
   const twoContainers = { ...status({ started: true, state: running }), spec: { containers: [{ name: 'app' }, { name: 'sidecar' }] } };
-  assert.equal(podView(twoContainers)?.reached.containersStarted, undefined, 'the second container has no status yet');
+  assert.equal(podView(twoContainers)?.reached.started, undefined, 'the second container has no status yet');
 });
 
 test('a Node that disappears and comes back is a new baseline: its volumes are not attributed to waiting pods', () => {

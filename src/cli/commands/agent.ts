@@ -12,7 +12,7 @@ import { runScan } from '../../scan.ts';
 import { loadRuleSet } from '../../rules/rule-set.ts';
 import { SILENCE_ANNOTATION, describeSilence, silenceChanged, silenceOf, type Silence } from '../../agent/silence.ts';
 import type { NodeObject } from '../../kube/objects.ts';
-import { stripControls } from '../terminal-safe.ts';
+import { stripControls } from '../../text/terminal.ts';
 import { EXIT_OK, UsageError, listFlag, parseDuration, parseFlags, type Io } from '../io.ts';
 
 export const AGENT_USAGE = `Usage: node-tuning-advisor agent [flags]

@@ -6,7 +6,7 @@ import { renderNodeView } from '../../publish/terminal/node-view.ts';
 import { loadRuleSet } from '../../rules/rule-set.ts';
 import { EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, oneOf, parseFlags, terminalWidth, UsageError, useColor, type Io } from '../io.ts';
 import { KUBE_FLAGS, KUBE_FLAGS_USAGE, clusterApiFrom } from '../kube-flags.ts';
-import { terminalSafe } from '../terminal-safe.ts';
+import { terminalSafe } from '../../text/terminal.ts';
 
 export const DESCRIBE_USAGE = `Usage: node-tuning-advisor describe NODE [flags]
 

@@ -3,11 +3,15 @@
 import { stringify } from 'yaml';
 import { failBlock, idColumn, painter, reasonOf, settledBlock, unknownBlock, type Layout } from '../../publish/terminal/findings.ts';
 import { commandLines, hang } from '../../publish/terminal/layout.ts';
+import { referenceText } from '../../publish/text.ts';
 import type { EffectiveRule } from '../../rules/engine.ts';
 import type { Finding } from '../../report/types.ts';
 import { loadRuleSet } from '../../rules/rule-set.ts';
+import { stripControls, terminalJson, terminalSafe } from '../../text/terminal.ts';
+import { terminalYaml } from '../../text/terminal-yaml.ts';
+import { didYouMean } from '../../text/suggest.ts';
 import { runScan } from '../../scan.ts';
-import { EXIT_INPUT, EXIT_OK, parseFlags, terminalWidth, UsageError, useColor, type Io } from '../io.ts';
+import { EXIT_INPUT, EXIT_OK, oneOf, parseFlags, terminalWidth, UsageError, useColor, type Io } from '../io.ts';
 import { describeCondition, RULES_USAGE, selectionFlags } from './rules.ts';
 
 /** Each line wrapped under its own indentation. */
@@ -41,7 +45,7 @@ export function definitionLines(rule: EffectiveRule, width: number): string[] {
     ...(rule.remediation.commands ?? []).flatMap((command) => commandLines(command, width - 2).map((line) => `  ${line}`)),
     '',
     'References:',
-    ...fitted(rule.references.map((r) => `  ${[r.seed ? `seed ${r.seed}` : r.url, r.note].filter(Boolean).join(' — ')}`), width),
+    ...fitted(rule.references.map((r) => `  ${referenceText(r)}`), width),
   ];
 }
 
@@ -59,14 +63,25 @@ export async function explainCommand(args: string[], io: Io): Promise<number> {
     return values.help ? EXIT_OK : EXIT_INPUT;
   }
   const selection = { ruleLocations: values.rules ?? [], bundledRules: !values['no-bundled-rules'] };
-  const rule = (await loadRuleSet(selection)).find((candidate) => candidate.id === positionals[0]);
-  if (!rule) throw new UsageError(`no rule "${positionals[0]}"; see: node-tuning-advisor rules list`);
+  const rules = await loadRuleSet(selection);
+  const found = rules.find((candidate) => candidate.id === positionals[0]);
+  if (!found) throw new UsageError(`no rule "${stripControls(positionals[0] as string)}"${didYouMean(positionals[0] as string, rules.map((r) => r.id))}; see: node-tuning-advisor rules list`);
+  const rule = terminalSafe(found);
+  const output = oneOf('--output', values.output, ['text', 'json', 'yaml'] as const, 'text');
   const width = terminalWidth(io);
-  const lines = definitionLines(rule, width);
   const hostRoot = values['host-root'];
-  if (hostRoot !== undefined) {
-    if (rule.scope === 'cluster') throw new UsageError(`${rule.id} is a cluster rule: "report" checks it through the API, not on a host; drop --host-root`);
-    const report = await runScan({ ...selection, hostRoot, only: [rule.id] });
+  if (hostRoot !== undefined && rule.scope === 'cluster') {
+    throw new UsageError(`${rule.id} is a cluster rule: "report" checks it through the API, not on a host; drop --host-root`);
+  }
+  const scanned = hostRoot === undefined ? undefined : await runScan({ ...selection, hostRoot, only: [rule.id] });
+  if (output !== 'text') {
+    const document = { rule: found, ...(scanned ? { node: scanned.node, hostRoot, finding: scanned.findings[0] } : {}) };
+    io.stdout.write(output === 'json' ? `${terminalJson(document)}\n` : terminalYaml(document));
+    return EXIT_OK;
+  }
+  const report = scanned && terminalSafe(scanned);
+  const lines = definitionLines(rule, width);
+  if (report) {
     const layout: Layout = { width, paint: painter(useColor(io)), verbose: true };
     lines.push('', ...hang('', `On node ${report.node} (host root ${hostRoot}):`, width), '', ...findingLines(report.findings[0] as Finding, layout));
   }

@@ -1,6 +1,7 @@
-import { stringify } from 'yaml';
 import { collectFacts } from '../../facts/collect.ts';
 import { nodeNameOf, openHost } from '../../scan.ts';
+import { terminalJson } from '../../text/terminal.ts';
+import { terminalYaml } from '../../text/terminal-yaml.ts';
 import { EXIT_OK, oneOf, parseFlags, type Io } from '../io.ts';
 
 export const FACTS_USAGE = `Usage: node-tuning-advisor facts [flags]
@@ -29,6 +30,6 @@ export async function factsCommand(args: string[], io: Io): Promise<number> {
   const host = await openHost(values['host-root'] as string);
   const facts = await collectFacts(host);
   const document = { node: nodeNameOf(facts, host, values['node-name'] ?? io.env.NODE_NAME), hostRoot: host.root, facts: facts.toJSON() };
-  io.stdout.write(output === 'yaml' ? stringify(document, { lineWidth: 0 }) : `${JSON.stringify(document, null, 2)}\n`);
+  io.stdout.write(output === 'yaml' ? terminalYaml(document) : `${terminalJson(document)}\n`);
   return EXIT_OK;
 }

@@ -14,22 +14,25 @@ import { readMeasurement, saveMeasurement } from '../../measure/saved.ts';
 import {
   renderComparisonMarkdown, renderComparisonText, renderMeasurementMarkdown, renderMeasurementText,
 } from '../../publish/measure-view.ts';
+import { onBrokenPipe } from '../broken-pipe.ts';
 import { KUBE_FLAGS, configSourceFrom } from '../kube-flags.ts';
 import { ProgressLine } from '../measure-progress.ts';
-import { stripControls, terminalSafe } from '../terminal-safe.ts';
+import { stripControls, terminalSafe } from '../../text/terminal.ts';
 import { EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, UsageError, oneOf, parseDuration, parseFlags, terminalWidth, type Io } from '../io.ts';
 
 export const EXIT_TIMEOUT = 4;
-const EXIT_SIGNAL: Record<string, number> = { SIGINT: 130, SIGTERM: 143 };
+const EXIT_SIGNAL: Record<string, number> = { SIGINT: 130, SIGTERM: 143, SIGPIPE: 141 };
 const MAX_PODS = 1000;
 
 export const MEASURE_USAGE = `Usage: node-tuning-advisor measure pod-startup --node NODE [flags]
 
-Creates N pods at once on one node in a temporary namespace, times each pod's start-up phases
-(scheduling, initialization, creation, readiness, total) exactly as the agent's pod-startup-slo
-rule does, prints p50/p90/p99/max per phase and the SLO verdict (p99 creation → Ready < 5 s), then
-deletes the namespace - also on failure, timeout and Ctrl-C. Measure, change one setting, measure
-again with --compare: the seeds' before/after test.
+Creates N pods at once on one node in a temporary namespace and times each from its create request
+to Running and Ready received through the watch (what a user observes; the SLO's definition). The
+phases (scheduling, initialization, creation, readiness) are the kubelet's own view; "status write"
+is its Ready stamp → the API showing it: a long one is the kubelet's client throttling, said so.
+Prints p50/p90/p99/max, the SLO verdict (p99 creation → Ready < 5 s) and whether the run is valid
+(clock skew, lost watch events, errors), then deletes the namespace - also on failure, timeout,
+Ctrl-C and a closed pipe. Measure, change one setting, measure again with --compare.
 
 Flags:
   --node NODE                the node to measure (required)
@@ -39,7 +42,11 @@ Flags:
                              scheduler's part is measured; node-name: spec.nodeName, bypassing it
   --pvc-storage-class NAME   give each pod a fresh PVC of this StorageClass (attach-based storage)
   --pvc-size SIZE            size of each PVC (default 1Gi)
-  --timeout DURATION         stop waiting after this long and report what finished (default 10m)
+  --timeout DURATION         stop waiting after this long and report what finished (default: 2m, or
+                             0.5 s per pod above 240 pods: twice what a kubelet at 5/10 client limits
+                             takes for its two status writes per pod)
+  --cleanup-wait DURATION    after deleting the namespace, wait this long for the pods to be gone
+                             (default 60s; 0s: do not wait)
   --save FILE                write the result as JSON (for a later --compare)
   --compare FILE             compare with a result saved earlier: before → after per phase, and
                              which advisor facts (HZ, governor, tuned, client QPS) changed
@@ -51,7 +58,8 @@ Flags:
 
 Permissions: the ClusterRole in manifests/measure/clusterrole.yaml (namespaces, pods, the node).
 Exit codes: 0 SLO met; 1 SLO missed; 2 bad flags, node missing or not Ready, missing permission;
-4 timed out (what finished is reported); 130 / 143 interrupted (after cleaning up).
+4 timed out (what finished is reported); 130 / 143 interrupted (after cleaning up); 141 the
+output pipe was closed (after cleaning up).
 `;
 
 interface Settings {
@@ -62,6 +70,7 @@ interface Settings {
   pvcStorageClass?: string;
   pvcSize: string;
   timeoutMs: number;
+  cleanupWaitMs: number;
   save?: string;
   compare?: string;
   output: 'table' | 'json' | 'markdown';
@@ -70,11 +79,20 @@ interface Settings {
   context?: string;
 }
 
+/**
+ * 2 min, or 0.5 s per pod for more than 240: a kubelet at the old default client limits (5/10)
+ * writes two statuses per pod at 5 per second, ~0.4 s a pod (100 pods: ~45 s); twice that is
+ * enough for the slow case to finish and short enough that a stuck run ends in minutes.
+ */
+export function defaultTimeoutMs(pods: number): number {
+  return Math.max(120_000, pods * 500);
+}
+
 function settingsFrom(args: string[]): Settings | undefined {
   const { values, positionals } = parseFlags(args, {
     node: { type: 'string' }, pods: { type: 'string', default: '100' }, image: { type: 'string' },
     placement: { type: 'string' }, 'pvc-storage-class': { type: 'string' }, 'pvc-size': { type: 'string', default: '1Gi' },
-    timeout: { type: 'string', default: '10m' }, save: { type: 'string' }, compare: { type: 'string' },
+    timeout: { type: 'string' }, 'cleanup-wait': { type: 'string', default: '60s' }, save: { type: 'string' }, compare: { type: 'string' },
     output: { type: 'string', short: 'o' }, 'delete-leftovers': { type: 'boolean' }, ...KUBE_FLAGS,
   }, 'measure pod-startup');
   if (values.help) return undefined;
@@ -86,7 +104,9 @@ function settingsFrom(args: string[]): Settings | undefined {
   if (values.image !== undefined && (values.image === '' || /\s/.test(values.image))) throw new UsageError('--image must be an image reference such as registry.k8s.io/pause:3.10');
   return {
     node: values.node, pods, placement: oneOf('--placement', values.placement, PLACEMENTS, 'scheduler'),
-    pvcSize: values['pvc-size'] as string, timeoutMs: parseDuration('--timeout', values.timeout as string),
+    pvcSize: values['pvc-size'] as string,
+    timeoutMs: values.timeout === undefined ? defaultTimeoutMs(pods) : parseDuration('--timeout', values.timeout),
+    cleanupWaitMs: parseDuration('--cleanup-wait', values['cleanup-wait'] as string, { allowZero: true }),
     output: oneOf('--output', values.output, ['table', 'json', 'markdown'] as const, 'table'),
     deleteLeftovers: values['delete-leftovers'] === true,
     ...(values.image !== undefined ? { image: values.image } : {}),
@@ -110,7 +130,11 @@ async function checkWritable(file: string): Promise<void> {
   }
 }
 
-/** SIGINT/SIGTERM: the first stops the run (cleanup follows), the second stops waiting for the cleanup. */
+/**
+ * SIGINT/SIGTERM: the first stops the run (cleanup follows), the second stops waiting for the
+ * cleanup. A closed output pipe (EPIPE on stdout or stderr) stops the run the same way:
+ * nobody reads the result any more, but the namespace and its pods must still go.
+ */
 function interrupts(io: Io): { run: AbortController; cleanup: AbortController; signal(): string | undefined; dispose(): void } {
   const run = new AbortController();
   const cleanup = new AbortController();
@@ -122,11 +146,17 @@ function interrupts(io: Io): { run: AbortController; cleanup: AbortController; s
       run.abort();
     } else cleanup.abort();
   };
+  // No SIGPIPE listener: Node ignores the signal, so a closed pipe arrives as EPIPE; a listener,
+  // once removed, would restore the default action and kill the process at its next write.
   const handlers = { SIGINT: on('SIGINT'), SIGTERM: on('SIGTERM') };
   for (const [name, handler] of Object.entries(handlers)) process.on(name, handler);
+  const offPipe = onBrokenPipe(() => { if (!run.signal.aborted) { received = 'SIGPIPE'; run.abort(); } });
   return {
     run, cleanup, signal: () => received,
-    dispose: () => { for (const [name, handler] of Object.entries(handlers)) process.off(name, handler); },
+    dispose: () => {
+      offPipe();
+      for (const [name, handler] of Object.entries(handlers)) process.off(name, handler);
+    },
   };
 }
 
@@ -189,7 +219,7 @@ export async function measureCommand(args: string[], io: Io): Promise<number> {
   let result: RunResult;
   try {
     result = await measurePodStartup(client, {
-      node: s.node, pods: s.pods, placement: s.placement, pvcSize: s.pvcSize, timeoutMs: s.timeoutMs,
+      node: s.node, pods: s.pods, placement: s.placement, pvcSize: s.pvcSize, timeoutMs: s.timeoutMs, cleanupWaitMs: s.cleanupWaitMs,
       leftovers: s.deleteLeftovers ? 'delete' : interactive ? 'ask' : 'keep',
       ...(s.image !== undefined ? { image: s.image } : {}),
       ...(s.pvcStorageClass !== undefined ? { pvcStorageClass: s.pvcStorageClass } : {}),

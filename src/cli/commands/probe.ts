@@ -1,6 +1,7 @@
 // `probe fsync`: etcd's fio disk test, in-process, on any directory.
 import { runFsyncProbe, DEFAULT_BLOCK_SIZE, DEFAULT_SIZE_BYTES, type FsyncProbeResult } from '../../probe/fsync.ts';
 import { hang } from '../../publish/terminal/layout.ts';
+import { terminalJson, terminalSafe } from '../../text/terminal.ts';
 import { EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, PIPE_COLUMNS, UsageError, oneOf, parseFlags, terminalWidth, type Io } from '../io.ts';
 import { progressOnTerminal } from '../progress.ts';
 
@@ -20,8 +21,12 @@ Flags:
   --output FORMAT      text (default) or json
   -h, --help           this help
 
-Exit codes: 0 measured; 1 the probe could not run (full or read-only filesystem, no permission …); 2 bad flags.
+Exit codes: 0 measured; 1 the probe could not run (full or read-only filesystem, no permission …);
+2 bad flags (unknown flag, bad size, a --dir that does not exist, is not a directory or others may change).
 `;
+
+/** A --dir or --size the user must change (missing, not a directory, others may write there, inside member/): exit 2. */
+const BAD_INPUT_CODES = new Set(['ENOENT', 'ENOTDIR', 'EUNSAFE', 'EINVAL']);
 
 const UNITS: Record<string, number> = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 };
 
@@ -75,11 +80,11 @@ export async function probeCommand(args: string[], io: ProbeIo): Promise<number>
   const result = await runFsyncProbe({ dir: values.dir, sizeBytes, blockSize, ...(progress ? { onProgress: progress.onProgress } : {}) });
   progress?.finish();
   const width = terminalWidth({ ...io, env: io.env ?? {} });
-  if (output === 'json') io.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-  else if (result.ok) io.stdout.write(formatProbeText(result, width));
+  if (output === 'json') io.stdout.write(`${terminalJson(result)}\n`);
+  else if (result.ok) io.stdout.write(formatProbeText(terminalSafe(result), width));
   if (!result.ok) {
-    io.stderr.write(formatProbeText(result, width));
-    return EXIT_FINDINGS;
+    io.stderr.write(formatProbeText(terminalSafe(result), width));
+    return BAD_INPUT_CODES.has(result.code) ? EXIT_INPUT : EXIT_FINDINGS;
   }
   return EXIT_OK;
 }

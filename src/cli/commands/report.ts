@@ -7,7 +7,7 @@ import { TokenBucket } from '../../kube/backoff.ts';
 import { ClusterReportStream } from '../../publish/cluster-stream.ts';
 import { renderClusterMarkdown, renderClusterTable } from '../../publish/cluster-report.ts';
 import { SEVERITIES, type Severity } from '../../report/types.ts';
-import { stripControls, terminalSafe } from '../terminal-safe.ts';
+import { stripControls, terminalSafe } from '../../text/terminal.ts';
 import { EXIT_FINDINGS, EXIT_OK, UsageError, oneOf, parseFlags, terminalWidth, useColor, type Io } from '../io.ts';
 import { KUBE_FLAGS, KUBE_FLAGS_USAGE, clusterApiFrom } from '../kube-flags.ts';
 import { pagingProgress } from '../paging-progress.ts';
@@ -24,7 +24,7 @@ nodes by role, then the cluster-scope checks (Tekton, CSI sidecars, Events split
 
 Flags:
 ${KUBE_FLAGS_USAGE}  -l, --selector SEL     only nodes matching this label selector (e.g. node-role.kubernetes.io/worker)
-  -o, --output FORMAT    table (default: fits the terminal, 80 columns when piped), markdown,
+  -o, --output FORMAT    table (default: fits the terminal, 100 columns when piped), markdown,
                          json or yaml (every node, streamed as it is read)
   -v, --verbose          table: the cluster checks' evidence, full fix and references
   --limit N              nodes listed one by one, worst first (default ${DEFAULT_LIMIT}); the rest grouped
@@ -49,8 +49,6 @@ Exit codes: 0 nothing failed at or above --fail-on; 1 something did;
 `;
 
 const OUTPUTS = ['table', 'json', 'yaml', 'markdown'] as const;
-/** The cluster table's width when piped (into a ticket, a CI log) and $COLUMNS is not set. */
-const PIPED_COLUMNS = 80;
 const FAIL_ON = ['warning', 'critical', 'never'] as const;
 const RANK: Record<Severity, number> = { info: 0, warning: 1, critical: 2 };
 
@@ -136,7 +134,7 @@ export async function reportCommand(args: string[], io: Io): Promise<number> {
     const { summary, fleet, cluster, api: used } = report;
     await stream.finish({ summary, fleet, cluster, api: used });
   } else if (output === 'markdown') io.stdout.write(renderClusterMarkdown(report));
-  else io.stdout.write(renderClusterTable(report, { width: terminalWidth(io, PIPED_COLUMNS), color: useColor(io), verbose: values.verbose === true }));
+  else io.stdout.write(renderClusterTable(report, { width: terminalWidth(io), color: useColor(io), verbose: values.verbose === true }));
   progress?.done(report.api, performance.now() - started);
   return clusterExitCode(report, flags.failOn);
 }

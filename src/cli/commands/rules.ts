@@ -1,10 +1,15 @@
-import { BUNDLED_RULES_DIR, formatRuleError, loadRules } from '../../rules/load.ts';
+import { stringify } from 'yaml';
+import { BUNDLED_RULES_DIR, formatRuleError, loadRules, type LoadedRule, type RuleFileError } from '../../rules/load.ts';
 import { loadRuleSet } from '../../rules/rule-set.ts';
 import type { Condition } from '../../rules/schema.ts';
 import { isLeaf } from '../../rules/validate.ts';
-import { renderValue } from '../../rules/conditions.ts';
-import { hang, row } from '../../publish/terminal/layout.ts';
+import { factsIn, renderValue } from '../../rules/conditions.ts';
+import { displayWidth, hang, padEnd } from '../../publish/terminal/layout.ts';
+import { staticFix } from '../../rules/static-fix.ts';
+import { didYouMean } from '../../text/suggest.ts';
 import type { EffectiveRule } from '../../rules/engine.ts';
+import { terminalJson, terminalSafe } from '../../text/terminal.ts';
+import { terminalYaml } from '../../text/terminal-yaml.ts';
 import { EXIT_INPUT, EXIT_OK, oneOf, parseFlags, terminalWidth, UsageError, type Io } from '../io.ts';
 
 export const RULES_USAGE = `Usage:
@@ -16,7 +21,9 @@ export const RULES_USAGE = `Usage:
 Flags (list, explain):
   --rules PATH          extra rule directory or file, repeatable
   --no-bundled-rules    only the --rules given
-  --output FORMAT       list: table (default), json
+  -o, --output FORMAT   list: table (default), json, yaml; explain: text (default), json, yaml
+  --host-root DIR       explain: also the rule's finding on the host tree at DIR
+  -h, --help            this help
 `;
 
 export const selectionFlags = {
@@ -33,7 +40,7 @@ export async function rulesCommand(args: string[], io: Io): Promise<number> {
     io.stdout.write(RULES_USAGE);
     return EXIT_OK;
   }
-  throw new UsageError(`unknown rules subcommand "${sub}": use lint or list`);
+  throw new UsageError(`unknown rules subcommand "${sub}"${didYouMean(sub, ['lint', 'list'])}: use lint or list`);
 }
 
 async function lint(args: string[], io: Io): Promise<number> {
@@ -44,6 +51,7 @@ async function lint(args: string[], io: Io): Promise<number> {
   }
   const locations = [...(values['no-bundled-rules'] ? [] : [BUNDLED_RULES_DIR]), ...positionals];
   const result = await loadRules(locations);
+  if (result.errors.length === 0) result.errors.push(...unlabelledFacts(result.rules));
   for (const error of result.errors) io.stderr.write(`${formatRuleError(error)}\n`);
   if (result.errors.length > 0) {
     io.stderr.write(`${result.errors.length} problem(s) in rule files\n`);
@@ -53,6 +61,17 @@ async function lint(args: string[], io: Io): Promise<number> {
   return EXIT_OK;
 }
 
+/** Lint only (a rule file without labels still loads: its reasons then name the keys). */
+function unlabelledFacts(rules: LoadedRule[]): RuleFileError[] {
+  return rules.flatMap((rule) => {
+    const missing = [...new Set([...factsIn(rule.appliesWhen), ...factsIn(rule.failsWhen)])].filter((key) => !Object.hasOwn(rule.factLabels ?? {}, key));
+    return missing.map((key) => ({
+      file: rule.file, line: rule.line, col: 1, key: rule.id,
+      message: `fact "${key}" has no label; add it to the file's top-level "facts:" map (a few words that reasons show instead of the key)`,
+    }));
+  });
+}
+
 async function list(args: string[], io: Io): Promise<number> {
   const { values } = parseFlags(args, selectionFlags, 'rules list');
   if (values.help) {
@@ -60,26 +79,34 @@ async function list(args: string[], io: Io): Promise<number> {
     return EXIT_OK;
   }
   const rules = await loadRuleSet({ ruleLocations: values.rules ?? [], bundledRules: !values['no-bundled-rules'] });
-  const output = oneOf('--output', values.output, ['table', 'json'] as const, 'table');
-  if (output === 'json') {
-    io.stdout.write(`${JSON.stringify(rules, null, 2)}\n`);
+  const output = oneOf('--output', values.output, ['table', 'json', 'yaml'] as const, 'table');
+  if (output !== 'table') {
+    io.stdout.write(output === 'json' ? `${terminalJson(rules)}\n` : terminalYaml(rules));
     return EXIT_OK;
   }
-  io.stdout.write(`${listLines(rules, terminalWidth(io)).join('\n')}\n`);
+  io.stdout.write(`${listLines(terminalSafe(rules), terminalWidth(io)).join('\n')}\n`);
   return EXIT_OK;
 }
 
-/** One line of columns per rule, then its title and short fix under it, wrapped to the width. */
+/**
+ * One line of columns per rule, then its title and short fix (templates rendered) under it.
+ * Columns are as wide as their widest cell, so no id or word is ever split: when the row does not
+ * fit the width, the id stands on its own line and the other columns go under it.
+ */
 export function listLines(rules: EffectiveRule[], width: number): string[] {
-  const categoryWidth = Math.max(8, ...rules.map((rule) => rule.category.length));
-  // The id column takes what the other columns leave, up to the longest id.
-  const idWidth = Math.max(8, Math.min(width - (5 + 8 + 6 + categoryWidth + 4 * 2), Math.max(...rules.map((rule) => rule.id.length))));
-  const widths = [idWidth, 5, 8, 6, categoryWidth];
-  const lines = row(['ID', 'SCOPE', 'SEVERITY', 'WEIGHT', 'CATEGORY'], widths, width);
-  for (const rule of rules) {
-    lines.push(...row([rule.id, rule.scope ?? 'node', rule.severity, String(rule.weight), rule.category], widths, width));
-    lines.push(...hang('    ', `${rule.title} — fix: ${rule.remediation.summary}`, width));
-  }
+  const cells = rules.map((rule) => [rule.scope ?? 'node', rule.severity, String(rule.weight), rule.category]);
+  const header = ['SCOPE', 'SEVERITY', 'WEIGHT', 'CATEGORY'];
+  const widths = header.map((h, i) => Math.max(displayWidth(h), ...cells.map((c) => displayWidth(c[i] as string))));
+  const idWidth = Math.max(2, ...rules.map((rule) => displayWidth(rule.id)));
+  const restWidth = widths.reduce((sum, w) => sum + w + 2, 0);
+  const wide = idWidth + 2 + restWidth <= width;
+  const columns = (first: string, rest: string[]): string => (wide ? [padEnd(first, idWidth), ...rest.map((c, i) => padEnd(c, widths[i] as number))] : ['  ', ...rest.map((c, i) => padEnd(c, widths[i] as number))]).join('  ').trimEnd();
+  const lines = wide ? [columns('ID', header)] : ['ID', columns('', header)];
+  rules.forEach((rule, n) => {
+    if (!wide) lines.push(rule.id);
+    lines.push(columns(rule.id, cells[n] as string[]));
+    lines.push(...hang('    ', `${rule.title} — fix: ${staticFix(rule)}`, width));
+  });
   return lines;
 }
 

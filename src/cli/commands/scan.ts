@@ -1,9 +1,10 @@
-import { stringify } from 'yaml';
 import { renderMarkdown } from '../../publish/markdown.ts';
 import { renderScanView } from '../../publish/terminal/scan-view.ts';
 import { runScan } from '../../scan.ts';
 import { collectorsWithProbe } from '../../collectors/index.ts';
 import type { Report, Severity } from '../../report/types.ts';
+import { terminalJson, terminalSafe } from '../../text/terminal.ts';
+import { terminalYaml } from '../../text/terminal-yaml.ts';
 import { EXIT_FINDINGS, EXIT_OK, listFlag, oneOf, parseFlags, terminalWidth, useColor, type Io } from '../io.ts';
 import { progressOnTerminal } from '../progress.ts';
 
@@ -32,10 +33,12 @@ const FAIL_ON = ['warning', 'critical', 'never'] as const;
 const RANK: Record<Severity, number> = { info: 0, warning: 1, critical: 2 };
 
 export function renderReport(report: Report, output: (typeof OUTPUTS)[number], io: Io, view: { verbose?: boolean; all?: boolean; hostRoot?: string } = {}): string {
-  if (output === 'json') return `${JSON.stringify(report, null, 2)}\n`;
-  if (output === 'yaml') return stringify(report, { lineWidth: 0 });
-  if (output === 'markdown') return renderMarkdown(report);
-  return renderScanView(report, { color: useColor(io), width: terminalWidth(io), ...view });
+  if (output === 'json') return `${terminalJson(report)}\n`;
+  if (output === 'yaml') return terminalYaml(report);
+  // Host data (process arguments, /etc/hostname, file contents) is in every text view: stripped of controls.
+  const safe = terminalSafe(report);
+  if (output === 'markdown') return renderMarkdown(safe);
+  return renderScanView(safe, { color: useColor(io), width: terminalWidth(io), ...view });
 }
 
 export function exitCodeFor(report: Report, failOn: (typeof FAIL_ON)[number]): number {

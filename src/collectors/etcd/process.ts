@@ -12,7 +12,8 @@ import path from 'node:path';
 import type { HostRoot } from '../../host/host-root.ts';
 import { readProcessTable } from '../../host/processes.ts';
 import { reconstructUnitCommand, UNIT_DIRS, type EnvValue, type UnitCommand } from '../../host/systemd-unit.ts';
-import { filesTrust, processExe, processRunsBinary, systemServiceOf } from '../../host/trust.ts';
+import { filesTrust, pathChainTrust, processExe, processRunsBinary, systemServiceOf } from '../../host/trust.ts';
+import { vouchingUnit } from '../../host/component-process.ts';
 
 export interface EtcdProcess {
   pid: number;
@@ -20,7 +21,7 @@ export interface EtcdProcess {
   /** How the process was verified. */
   trust: string;
   /** The systemd unit that runs it, when one was found (cgroup, or the unit whose ExecStart is its binary). */
-  unit?: { name: string; command: UnitCommand };
+  unit?: { name: string; command: UnitCommand; supervisor?: boolean };
 }
 
 export interface EtcdProcesses {
@@ -36,9 +37,22 @@ const startsEtcd = (command: UnitCommand | undefined): boolean => path.posix.bas
 async function trustedUnit(host: HostRoot, name: string): Promise<EtcdProcess['unit'] | string> {
   const command = await reconstructUnitCommand(host, name);
   if (!command) return `${name} has no unit file with an ExecStart`;
-  if (!startsEtcd(command)) return `${name} starts ${command.args[0]?.text ?? 'nothing'}, not etcd`;
+  if (!startsEtcd(command)) {
+    // k0s: root's k0scontroller.service runs `k0s controller`, which starts etcd as the user etcd.
+    const supervisor = await vouchingUnit(host, name, ['etcd']);
+    return supervisor.trusted ? { name, command, supervisor: true } : supervisor.why;
+  }
   const trust = await filesTrust(host, command.files);
   return trust.trusted ? { name, command } : trust.why;
+}
+
+/** A supervised etcd (another user's) must run a root-owned etcd binary in root-owned directories. */
+async function supervisedBinary(host: HostRoot, pid: number, argv: string[]): Promise<string | undefined> {
+  const exe = await processExe(host, pid);
+  const binary = 'path' in exe ? exe.path : argv[0] ?? '';
+  if (path.posix.basename(binary) !== 'etcd' || !path.posix.isAbsolute(binary)) return `PID ${pid} runs ${binary || 'an unknown binary'}, not a root-owned etcd`;
+  const chain = await pathChainTrust(host, binary);
+  return chain.trusted ? undefined : `PID ${pid} runs ${binary}: ${chain.why}`;
 }
 
 /** The unit its cgroup puts the process in; `readable` false when the cgroup file is missing (a snapshot). */
@@ -69,6 +83,12 @@ async function verify(host: HostRoot, pid: number, argv: string[]): Promise<Etcd
   const byExe = await processRunsBinary(host, pid, 'etcd');
   const byCgroup = await unitOfCgroup(host, pid);
   const { unit } = byCgroup;
+  if (unit?.supervisor) {
+    const refused = await supervisedBinary(host, pid, argv);
+    if (refused) return `PID ${pid} named etcd is not used: ${refused}`;
+    const starter = unit.command.args.slice(0, 2).map((a) => a.text).join(' ');
+    return { pid, argv, trust: `runs in ${unit.name} (/proc/${pid}/cgroup), whose root-owned unit starts ${starter}, which supervises it; binary ${argv[0]} is root's`, unit };
+  }
   if (unit) return { pid, argv, trust: `runs in ${unit.name}, whose root-owned unit starts ${unit.command.args[0]?.text} (/proc/${pid}/cgroup)`, unit };
   if (!byExe.trusted) return `PID ${pid} named etcd is not used: ${byExe.why}; ${byCgroup.why}`;
   // Without its cgroup (a snapshot), the unit whose ExecStart runs this very binary is the best evidence
@@ -106,6 +126,11 @@ export async function environmentOf(host: HostRoot, process: EtcdProcess, parseE
   if (!unit) return { env: new Map(), complete: false, why: `${environ.reason}, and no systemd unit runs PID ${process.pid}` };
   // An optional EnvironmentFile that does not exist adds nothing; any other unreadable one hides variables.
   const missing = unit.unreadableEnvironmentFiles.filter((f) => !(f.optional && f.code === 'ENOENT')).map((f) => f.reason);
-  if (missing.length > 0) return { env: unit.environment, complete: false, why: `${environ.reason}; ${process.unit?.name}'s EnvironmentFile cannot be read (${missing.join('; ')})` };
+  if (missing.length > 0) {
+    // kubespray's /etc/etcd.env: on the host it exists; in a pod it is there only when mounted.
+    const absent = unit.unreadableEnvironmentFiles.filter((f) => f.code === 'ENOENT').map((f) => f.path);
+    const hint = absent.length > 0 ? `; if the advisor runs in a pod (the DaemonSet), mount ${absent.join(', ')} read-only (hostPath) so the unit's environment can be read` : '';
+    return { env: unit.environment, complete: false, why: `${environ.reason}; ${process.unit?.name}'s EnvironmentFile cannot be read (${missing.join('; ')})${hint}` };
+  }
   return { env: unit.environment, complete: true, source: `${process.unit?.name} (${unit.files.join(', ')})` };
 }

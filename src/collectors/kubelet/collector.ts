@@ -5,7 +5,8 @@ import path from 'node:path';
 import type { Collector } from '../collector.ts';
 import type { FactSet } from '../../facts/fact-set.ts';
 import type { HostRoot } from '../../host/host-root.ts';
-import { parseFlags, type FlagMap } from '../../host/processes.ts';
+import { listProcesses, parseFlags, type FlagMap } from '../../host/processes.ts';
+import { pickComponentProcess } from '../../host/component-process.ts';
 import { configLayerFrom, KUBELET_BOOLEAN_FLAGS, KUBELET_FIELDS, mergeKubeletSettings, suggestedLimits, type ConfigLayer } from './config.ts';
 import { findKubeletCommand, type KubeletCommand } from './command.ts';
 import { detectKubeletVersion } from './version.ts';
@@ -77,10 +78,14 @@ const kubeletCollector: Collector = {
   async collect({ host, facts, cluster }) {
     const command = await findKubeletCommand(host);
     if (!command) {
-      facts.set('kubelet.present', false, '/proc, kubelet.service, /etc/rancher', 'no kubelet process, systemd unit, k3s or rke2 install found');
+      const refused = (await pickComponentProcess(host, await listProcesses(host), ['kubelet'])).refused;
+      const ignored = refused.length > 0 ? `; not used: ${refused.join('; ')}` : '';
+      facts.set('kubelet.present', false, '/proc, kubelet.service, /etc/rancher', `no kubelet process, systemd unit, k3s, rke2 or MicroK8s install found${ignored}`);
       return;
     }
-    facts.set('kubelet.present', true, command.source, `found via ${command.via}`);
+    const ignored = command.refused.length > 0 ? `; not used: ${command.refused.join('; ')}` : '';
+    const trusted = command.trust ? ` (${command.trust.why})` : '';
+    facts.set('kubelet.present', true, command.trust?.level === 'inferred' ? 'inferred' : command.source, `found via ${command.via}${trusted}${ignored}`);
     facts.set('kubelet.commandSource', command.source, command.source, command.files.length > 0 ? `files: ${command.files.join(', ')}` : undefined);
     const layout = detectLayout(command);
     facts.set('kubelet.configLayout', layout, command.source);

@@ -6,11 +6,11 @@ import type { FlagMap } from '../../host/processes.ts';
 
 export type KubeletField =
   | 'kubeAPIQPS' | 'kubeAPIBurst' | 'eventRecordQPS' | 'eventBurst' | 'registryPullQPS' | 'registryBurst'
-  | 'serializeImagePulls' | 'maxParallelImagePulls' | 'maxPods';
+  | 'serializeImagePulls' | 'maxParallelImagePulls' | 'maxPods' | 'cgroupDriver';
 
 export const KUBELET_FIELDS: readonly KubeletField[] = [
   'kubeAPIQPS', 'kubeAPIBurst', 'eventRecordQPS', 'eventBurst', 'registryPullQPS', 'registryBurst',
-  'serializeImagePulls', 'maxParallelImagePulls', 'maxPods',
+  'serializeImagePulls', 'maxParallelImagePulls', 'maxPods', 'cgroupDriver',
 ];
 
 /** Config-file field → the kubelet flag that sets it (maxParallelImagePulls has no flag). */
@@ -23,6 +23,7 @@ export const FLAG_OF: Partial<Record<KubeletField, string>> = {
   registryBurst: 'registry-burst',
   serializeImagePulls: 'serialize-image-pulls',
   maxPods: 'max-pods',
+  cgroupDriver: 'cgroup-driver',
 };
 
 /** Kubelet flags that never take the following argument as their value. */
@@ -34,7 +35,9 @@ export const KUBELET_BOOLEAN_FLAGS: ReadonlySet<string> = new Set([
   'hairpin-mode-promiscuous', 'read-only-port-enabled', 'enable-load-reader', 'local-storage-capacity-isolation',
 ]);
 
-export type Setting = number | boolean | null;
+export type Setting = number | boolean | string | null;
+
+const CGROUP_DRIVERS = ['systemd', 'cgroupfs'];
 
 export interface Effective {
   value: Setting;
@@ -66,7 +69,9 @@ export function configLayerFrom(path: string, kind: ConfigLayer['kind'], text: s
     const record = doc as Record<string, unknown>;
     for (const field of KUBELET_FIELDS) {
       const raw = record[field];
-      if (typeof raw === 'number' || typeof raw === 'boolean') values[field] = raw;
+      if (field === 'cgroupDriver') {
+        if (typeof raw === 'string' && CGROUP_DRIVERS.includes(raw)) values[field] = raw;
+      } else if (typeof raw === 'number' || typeof raw === 'boolean') values[field] = raw;
       else if (raw === null && field === 'maxParallelImagePulls') values[field] = null;
     }
   }
@@ -76,7 +81,7 @@ export function configLayerFrom(path: string, kind: ConfigLayer['kind'], text: s
 /** Modern (≥ 1.27) or legacy defaults, or undefined when the version is not known well enough. */
 function defaultFor(field: KubeletField, hint: VersionHint): { value: Setting; era: string } | undefined {
   const fixed: Partial<Record<KubeletField, Setting>> = {
-    registryPullQPS: 5, registryBurst: 10, maxPods: 110, maxParallelImagePulls: null, serializeImagePulls: true,
+    registryPullQPS: 5, registryBurst: 10, maxPods: 110, maxParallelImagePulls: null, serializeImagePulls: true, cgroupDriver: 'cgroupfs',
   };
   if (field in fixed) return { value: fixed[field] as Setting, era: 'all versions' };
   const modern = (hint.minor ?? hint.atLeastMinor ?? 0) >= 27;
@@ -91,6 +96,7 @@ function defaultFor(field: KubeletField, hint: VersionHint): { value: Setting; e
 
 function flagSetting(field: KubeletField, raw: string): Setting | undefined {
   if (field === 'serializeImagePulls') return raw === 'true' ? true : raw === 'false' ? false : undefined;
+  if (field === 'cgroupDriver') return CGROUP_DRIVERS.includes(raw.trim()) ? raw.trim() : undefined;
   const value = Number(raw.trim());
   return raw.trim() !== '' && Number.isFinite(value) ? value : undefined;
 }
@@ -101,16 +107,40 @@ export interface MergeResult {
   undecided: Map<KubeletField, string>;
 }
 
+/**
+ * Plain int32 fields of KubeletConfiguration v1beta1 whose defaulting (SetDefaults_KubeletConfiguration)
+ * tests `== 0`: the --config file's decoder runs defaulting, so a 0 there becomes the version default.
+ * QPS fields are pointers (nil → default), so their explicit 0 survives and reaches client-go.
+ * Drop-ins are JSON-merged after that defaulting and flags re-parsed over it: their 0 is kept.
+ */
+const DEFAULTED_WHEN_ZERO: ReadonlySet<KubeletField> = new Set(['kubeAPIBurst', 'eventBurst', 'registryBurst', 'maxPods']);
+
+/** The last config/drop-in layer that sets the field; a 0 the config file's defaulting replaces is reported apart. */
+function fromLayers(field: KubeletField, layers: ConfigLayer[]): { chosen?: Effective; defaultedZeroIn?: string } {
+  let chosen: Effective | undefined;
+  let defaultedZeroIn: string | undefined;
+  for (const layer of layers) {
+    const value = layer.values[field];
+    if (value === undefined) continue;
+    if (value === 0 && layer.kind === 'config' && DEFAULTED_WHEN_ZERO.has(field)) {
+      defaultedZeroIn = layer.path;
+      continue;
+    }
+    chosen = { value, source: layer.path, detail: `${field} in ${layer.kind === 'config' ? 'the --config file' : 'a --config-dir drop-in'}` };
+  }
+  return { ...(chosen ? { chosen } : {}), ...(defaultedZeroIn && !chosen ? { defaultedZeroIn } : {}) };
+}
+
 /** Defaults ← config file ← drop-ins (already sorted) ← flags, then client-go's treatment of 0. */
 export function mergeKubeletSettings(layers: ConfigLayer[], flags: FlagMap, hint: VersionHint): MergeResult {
   const effective = new Map<KubeletField, Effective>();
   const undecided = new Map<KubeletField, string>();
   for (const field of KUBELET_FIELDS) {
-    let chosen: Effective | undefined;
-    for (const layer of layers) {
-      const value = layer.values[field];
-      if (value !== undefined) chosen = { value, source: layer.path, detail: `${field} in ${layer.kind === 'config' ? 'the --config file' : 'a --config-dir drop-in'}` };
-    }
+    const fromFiles = fromLayers(field, layers);
+    let chosen = fromFiles.chosen;
+    const zeroNote = fromFiles.defaultedZeroIn
+      ? `${field}: 0 in ${fromFiles.defaultedZeroIn}, which the kubelet's config decoder replaces with its default (a plain integer: 0 means unset)`
+      : undefined;
     const flagName = FLAG_OF[field];
     const flag = flagName ? flags.get(flagName) : undefined;
     if (flag && flagName) {
@@ -124,10 +154,13 @@ export function mergeKubeletSettings(layers: ConfigLayer[], flags: FlagMap, hint
     if (!chosen) {
       const fallback = defaultFor(field, hint);
       if (!fallback) {
-        undecided.set(field, `${field} is not set, and its default depends on the kubelet version (5/10 up to 1.26, 50/100 from 1.27), which is unknown: ${hint.why}`);
+        const what = zeroNote ?? `${field} is not set`;
+        undecided.set(field, `${what}, and its default depends on the kubelet version (5/10 up to 1.26, 50/100 from 1.27), which is unknown: ${hint.why}`);
         continue;
       }
-      chosen = { value: fallback.value, source: 'default', detail: `not set anywhere; the kubelet default for ${fallback.era} (${hint.why})` };
+      chosen = zeroNote && fromFiles.defaultedZeroIn
+        ? { value: fallback.value, source: fromFiles.defaultedZeroIn, detail: `${zeroNote}: the default for ${fallback.era} (${hint.why})` }
+        : { value: fallback.value, source: 'default', detail: `not set anywhere; the kubelet default for ${fallback.era} (${hint.why})` };
     }
     effective.set(field, applyClientGoZero(field, chosen));
   }

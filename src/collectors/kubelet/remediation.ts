@@ -3,9 +3,10 @@
 import type { Effective } from './config.ts';
 import type { KubeletCommand } from './command.ts';
 
-export type KubeletLayout = 'kubeadm' | 'kubespray' | 'k3s' | 'rke2' | 'systemd' | 'process';
+export type KubeletLayout = 'kubeadm' | 'kubespray' | 'k3s' | 'rke2' | 'microk8s' | 'systemd' | 'process';
 
 export function detectLayout(command: KubeletCommand): KubeletLayout {
+  if (command.via === 'microk8s') return 'microk8s';
   const rancher = command.rancher?.distro;
   if (rancher && (command.via !== 'process' || (command.binary ?? '').includes(`/rancher/${rancher}/`) || command.args.some((a) => a.text.includes(`/rancher/${rancher}/`)))) return rancher;
   if (command.files.includes('/etc/kubernetes/kubelet.env')) return 'kubespray';
@@ -28,6 +29,7 @@ export interface QpsLocation {
 function restartOf(layout: KubeletLayout): string {
   if (layout === 'k3s') return 'systemctl restart k3s (k3s-agent on agents)';
   if (layout === 'rke2') return 'systemctl restart rke2-server (rke2-agent on agents)';
+  if (layout === 'microk8s') return 'snap restart microk8s.daemon-kubelite';
   return 'systemctl restart kubelet';
 }
 
@@ -102,6 +104,12 @@ export function qpsLocation(
     };
   }
   if (layout === 'k3s' || layout === 'rke2') return flagFix(`/etc/rancher/${layout}/config.yaml (kubelet-arg)`, qps, burst, layout);
+  if (layout === 'microk8s' && !configFile) {
+    return {
+      setIn: `--kube-api-qps in ${command.source} (not set yet)`,
+      fix: `Add the lines --kube-api-qps=${qps} and --kube-api-burst=${burst} to ${command.source} (kubelite reads the kubelet's flags from it), then ${restartOf(layout)}.`,
+    };
+  }
   if (configFile) {
     const fix = fileFix(configFile, qps, burst, layout, true);
     return { ...fix, setIn: `${fix.setIn} (not set yet)` };

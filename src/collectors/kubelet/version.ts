@@ -7,6 +7,7 @@ import type { FlagMap } from '../../host/processes.ts';
 import type { WorkloadSnapshot } from '../../workload/snapshot.ts';
 import { minorOf, type VersionHint } from './config.ts';
 import type { KubeletCommand } from './command.ts';
+import { microk8sVersion } from '../microk8s.ts';
 
 export interface KubeletVersion {
   version?: string;
@@ -36,7 +37,32 @@ function fromNode(cluster: WorkloadSnapshot | undefined): KubeletVersion | undef
   return { version: reported.replace(/^v/, ''), source: 'api:Node.status.nodeInfo.kubeletVersion', hint: { minor, why: `the kubelet reports ${reported} on its Node` } };
 }
 
+/** Bottlerocket names its variants by Kubernetes minor ("aws-k8s-1.28"): each variant ships that one kubelet. */
+export function bottlerocketVariantMinor(osRelease: string): { variant: string; minor: number } | undefined {
+  if (!/^ID=["']?bottlerocket["']?$/m.test(osRelease)) return undefined;
+  const variant = /^VARIANT_ID=["']?([A-Za-z0-9._-]{1,64})["']?$/m.exec(osRelease)?.[1];
+  const minor = variant ? /-k8s-1\.(\d{1,3})(?:-|$)/.exec(variant)?.[1] : undefined;
+  return variant && minor ? { variant, minor: Number(minor) } : undefined;
+}
+
+async function fromOsRelease(host: HostRoot): Promise<KubeletVersion | undefined> {
+  const osRelease = await host.readText('/etc/os-release', { maxBytes: 16 * 1024 });
+  const found = osRelease.ok ? bottlerocketVariantMinor(osRelease.text) : undefined;
+  if (!found) return undefined;
+  const why = `Bottlerocket variant ${found.variant} (/etc/os-release) ships kubelet 1.${found.minor}`;
+  return { version: `1.${found.minor}`, source: '/etc/os-release', hint: { minor: found.minor, why } };
+}
+
+async function fromMicrok8s(host: HostRoot, command: KubeletCommand): Promise<KubeletVersion | undefined> {
+  const found = command.microk8s ? await microk8sVersion(host, command.microk8s) : undefined;
+  const minor = found ? minorOf(found.version) : undefined;
+  if (!found || minor === undefined) return undefined;
+  return { version: found.version, source: found.source, hint: { minor, why: `the microk8s snap is version ${found.version} (${found.source}); kubelite embeds that kubelet` } };
+}
+
 async function fromFiles(host: HostRoot): Promise<KubeletVersion | undefined> {
+  const bottlerocket = await fromOsRelease(host);
+  if (bottlerocket) return bottlerocket;
   for (const statusFile of ['/var/lib/dpkg/status']) {
     const status = await host.readText(statusFile, { maxBytes: 16 * 1024 * 1024 });
     const version = status.ok ? dpkgVersion(status.text, 'kubelet') : undefined;
@@ -58,7 +84,7 @@ async function fromFiles(host: HostRoot): Promise<KubeletVersion | undefined> {
 export async function detectKubeletVersion(
   host: HostRoot, command: KubeletCommand, flags: FlagMap, cluster?: WorkloadSnapshot,
 ): Promise<KubeletVersion> {
-  const found = fromNode(cluster) ?? (await fromFiles(host));
+  const found = fromNode(cluster) ?? (await fromMicrok8s(host, command)) ?? (await fromFiles(host));
   if (found) return found;
   if (flags.has('config-dir') || command.implicitConfigDir) {
     const why = command.implicitConfigDir

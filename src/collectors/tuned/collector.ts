@@ -2,6 +2,7 @@
 // manual mode, its recommendation in auto mode, then /etc/tuned/post_loaded_profile), the merged
 // profile's effective [cpu] settings with the file:line that set each, and whether the daemon runs.
 import path from 'node:path';
+import type { FactSet } from '../../facts/fact-set.ts';
 import type { Collector, CollectorContext } from '../collector.ts';
 import type { HostRoot } from '../../host/host-root.ts';
 import { runHostCommand } from '../../host/exec.ts';
@@ -113,7 +114,7 @@ const tunedCollector: Collector = {
   name: 'tuned',
   provides: [
     'tuned.installed', 'tuned.profiles', 'tuned.activeProfiles', 'tuned.postLoadedProfile', 'tuned.loadedProfiles',
-    'tuned.profileChain', 'tuned.mode', 'tuned.running', 'tuned.recommendedProfile', ...Object.values(CPU_SETTING_FACTS),
+    'tuned.profileChain', 'tuned.mode', 'tuned.running', 'tuned.recommendedProfile', 'tuned.fixKind', ...Object.values(CPU_SETTING_FACTS),
   ],
   async collect(ctx) {
     const { host, facts } = ctx;
@@ -136,8 +137,27 @@ const tunedCollector: Collector = {
     const daemon = await daemonRunning(host);
     if ('unknown' in daemon) facts.unknown('tuned.running', daemon.unknown);
     else facts.set('tuned.running', daemon.running, daemon.source, daemon.detail);
+    recordFixKind(facts);
   },
 };
+
+/**
+ * tuned.fixKind — which fix fits: `start` (the daemon is stopped but the profiles it would load already
+ * include what tuned recommends here, e.g. virtual-guest on a VM), `profileAndStart`, or `profile`.
+ */
+function recordFixKind(facts: FactSet): void {
+  const running = facts.value('tuned.running');
+  const loaded = facts.value('tuned.loadedProfiles');
+  const recommended = facts.value('tuned.recommendedProfile');
+  if (running === true) return facts.set('tuned.fixKind', 'profile', 'inferred', 'the daemon runs: only the profile can be wrong');
+  if (running !== false) return facts.unknown('tuned.fixKind', 'whether the tuned daemon runs is unknown');
+  if (!Array.isArray(loaded) || typeof recommended !== 'string') return facts.unknown('tuned.fixKind', 'the loaded or the recommended profile is unknown');
+  const chain = facts.value('tuned.profileChain');
+  const has = Array.isArray(chain) && (chain as unknown[]).includes(recommended);
+  facts.set('tuned.fixKind', has ? 'start' : 'profileAndStart', 'inferred', has
+    ? `the daemon is stopped; its profiles (${(chain as string[]).join(', ')}) already include ${recommended}, which tuned recommends here`
+    : `the daemon is stopped and its profiles do not include ${recommended}, which tuned recommends here`);
+}
 
 async function collectRecommendation(ctx: CollectorContext, installed: boolean): Promise<void> {
   const { host, facts } = ctx;

@@ -5,7 +5,7 @@
 // fix with its commands, and the references.
 import type { Finding, FindingStatus } from '../../report/types.ts';
 import { shortReason } from '../finding-line.ts';
-import { describeEvidence, STATUS_LABEL } from '../text.ts';
+import { describeEvidence, referenceText, STATUS_LABEL } from '../text.ts';
 import { clip, commandLines, displayWidth, hang, row } from './layout.ts';
 import { byCodePoint } from '../../order.ts';
 
@@ -95,10 +95,12 @@ function details(finding: Finding, layout: Layout): string[] {
       lines.push(...commandLines(command, width - LABEL_WIDTH).map((line) => BLANK + line));
     }
   }
+  // The rule engine's own words, with the fact keys and operators (the default view names facts by their labels).
+  if (finding.engineReason) lines.push(...hang(`  ${'engine'.padEnd(LABEL_WIDTH - 3)} `, finding.engineReason, width, LABEL_WIDTH + 2));
   finding.evidence.forEach((evidence, i) => {
     lines.push(...hang(i === 0 ? `  ${'facts'.padEnd(LABEL_WIDTH - 3)} ` : BLANK, describeEvidence(evidence), width, LABEL_WIDTH + 2));
   });
-  const references = finding.references.map((r) => [r.seed ? `seed ${r.seed}` : r.url, r.note].filter(Boolean).join(' — '));
+  const references = finding.references.map(referenceText);
   references.forEach((reference, i) => {
     lines.push(...hang(i === 0 ? `  ${'refs'.padEnd(LABEL_WIDTH - 3)} ` : BLANK, reference, width, LABEL_WIDTH + 2));
   });

@@ -4,7 +4,7 @@
 import type { AdvisorEvent, NodeAdvice } from '../../cluster/node-advice.ts';
 import type { Finding, FindingStatus, Severity } from '../../report/types.ts';
 import { parseFindingLine, type ParsedFindingLine } from '../finding-line.ts';
-import { oneLine } from '../text-bytes.ts';
+import { oneLine } from '../../text/controls.ts';
 import { failBlock, idColumn, painter, unknownBlock, unknownGroups, type Layout } from './findings.ts';
 import { hang, row } from './layout.ts';
 

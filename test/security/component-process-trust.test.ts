@@ -1,0 +1,90 @@
+// Issue 22 item 9: kubelet / kube-scheduler / kube-controller-manager / kube-apiserver used to be "any
+// process with that name, lowest PID": after PID wrap a user's process beat the real one. Real processes:
+// nobody's `exec -a kube-scheduler sleep` and nobody's symlink named kubelet to /usr/bin/sleep, both
+// started before root's scheduler (a root-owned binary reached through a symlink named kube-scheduler, as
+// the hollow kubelet of the envtest runs), so they hold the lower PIDs.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
+import { setTimeout as delay } from 'node:timers/promises';
+import { pickComponentProcess } from '../../src/host/component-process.ts';
+import { HostRoot } from '../../src/host/host-root.ts';
+import { listProcesses } from '../../src/host/processes.ts';
+import { tempHost } from '../helpers/fixtures.ts';
+import { factsAt } from '../helpers/host-trees.ts';
+import controlPlane from '../../src/collectors/control-plane-limits.ts';
+import { requireTool } from '../helpers/tools.ts';
+
+const NOBODY = 65534;
+
+async function started(child: ChildProcess): Promise<number> {
+  const pid = child.pid as number;
+  for (let i = 0; i < 200; i++) {
+    // Until exec, /proc/<pid>/cmdline is the parent's (setpriv, bash, node).
+    const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+    if (/kube-scheduler|kubelet|120000/.test(cmdline.split('\0')[0] ?? '') && !cmdline.startsWith('setpriv')) return pid;
+    await delay(25);
+  }
+  throw new Error(`PID ${pid} never exec'd its program`);
+}
+
+test('a user\'s process named kube-scheduler (or a symlink named kubelet) with a lower PID never beats root\'s', async (t) => {
+  const setpriv = requireTool(t, 'setpriv', 'util-linux');
+  if (!setpriv) return;
+  if (process.getuid?.() !== 0) return t.skip('needs root: the real component is root\'s, the attacker nobody');
+  // A root-owned directory outside the world-writable /tmp, so root's binary is in a root-owned chain.
+  await mkdir('/run/nta-test', { recursive: true, mode: 0o755 });
+  const dir = await mkdtemp('/run/nta-test/components-');
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  await symlink('/usr/bin/sleep', `${dir}/kubelet`);
+  await symlink(process.execPath, `${dir}/kube-scheduler`);
+  const children: ChildProcess[] = [];
+  t.after(() => { for (const child of children) child.kill('SIGKILL'); });
+  const run = (file: string, args: string[]): ChildProcess => {
+    const child = spawn(file, args, { stdio: 'ignore' });
+    children.push(child);
+    return child;
+  };
+  const asNobody = ['--reuid', String(NOBODY), '--regid', String(NOBODY), '--clear-groups', '--'];
+  const fakeScheduler = await started(run(setpriv, [...asNobody, 'bash', '-c', 'exec -a kube-scheduler sleep 120']));
+  const fakeKubelet = await started(run(setpriv, [...asNobody, `${dir}/kubelet`, '120']));
+  const realScheduler = await started(run(`${dir}/kube-scheduler`, ['-e', 'setTimeout(() => {}, 120000)', 'x', '--kube-api-qps=77']));
+  if (!(fakeScheduler < realScheduler)) return t.skip(`PIDs wrapped during the test (${fakeScheduler} > ${realScheduler})`);
+
+  const host = new HostRoot('/');
+  const ours = (await listProcesses(host)).filter((p) => [fakeScheduler, fakeKubelet, realScheduler].includes(p.pid));
+  const scheduler = await pickComponentProcess(host, ours, ['kube-scheduler']);
+  assert.equal(scheduler.chosen?.process.pid, realScheduler, 'root\'s scheduler, not the lower-PID one named so by nobody');
+  assert.equal(scheduler.chosen?.level, 'verified');
+  assert.match(scheduler.chosen?.why ?? '', /root's .*node \(root-owned, in root-owned directories\)/);
+  assert.ok(scheduler.chosen?.process.argv.includes('--kube-api-qps=77'));
+  assert.match(scheduler.refused.join('\n'), new RegExp(`PID ${fakeScheduler} \\(kube-scheduler\\) runs /usr/bin/sleep as uid ${NOBODY} outside a root-run unit`));
+
+  const kubelet = await pickComponentProcess(host, ours, ['kubelet']);
+  assert.equal(kubelet.chosen, undefined, 'nobody\'s symlink named kubelet is not "found"');
+  assert.match(kubelet.refused.join('\n'), new RegExp(`PID ${fakeKubelet} \\(kubelet\\) runs /usr/bin/sleep as uid ${NOBODY}`));
+});
+
+test('without the binary to read (the DaemonSet, a snapshot): root\'s process is inferred with why, another user\'s is refused', async (t) => {
+  const status = (uid: number) => `Name:\tkube-schedule\nUid:\t${uid}\t${uid}\t${uid}\t${uid}\n`;
+  const root = await tempHost(t, {
+    '/proc/300/cmdline': 'kube-scheduler\0--kube-api-qps=1\0', '/proc/300/comm': 'kube-schedule\n', '/proc/300/status': status(1000),
+    '/proc/400/cmdline': '/usr/local/bin/kube-scheduler\0--kube-api-qps=77\0', '/proc/400/comm': 'kube-schedule\n', '/proc/400/status': status(0),
+    '/proc/500/cmdline': '/usr/bin/kubelet\0', '/proc/500/comm': 'kubelet\n',
+  });
+  const host = new HostRoot(root);
+  const processes = await listProcesses(host);
+  const scheduler = await pickComponentProcess(host, processes, ['kube-scheduler']);
+  assert.equal(scheduler.chosen?.process.pid, 400);
+  assert.equal(scheduler.chosen?.level, 'inferred');
+  assert.match(scheduler.chosen?.why ?? '', /only the name and owner match: PID 400 \(kube-scheduler\) is root's.*CAP_SYS_PTRACE/);
+  assert.match(scheduler.refused[0] ?? '', /PID 300 \(kube-scheduler\) runs as uid 1000, and neither its binary .* nor a root-run unit vouches for it/);
+  const facts = await factsAt(root, controlPlane);
+  assert.equal(facts.get('scheduler.present')?.source, 'inferred');
+  assert.match(facts.get('scheduler.present')?.detail ?? '', /only the name and owner match.*not used: PID 300/);
+  assert.equal(facts.get('scheduler.kubeAPIQPS')?.value, 77);
+  const kubelet = await pickComponentProcess(host, processes, ['kubelet']);
+  assert.equal(kubelet.chosen?.level, 'inferred');
+  assert.match(kubelet.chosen?.why ?? '', /only the name matches: .*no \/proc\/500\/status or exe/);
+});
