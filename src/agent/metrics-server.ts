@@ -1,8 +1,10 @@
 // HTTP endpoint for Prometheus and the kubelet probes, open to the pod network: it serves a cached
-// rendering only, and bounds what a client can hold: connections (overall and per address), requests
+// rendering only, and bounds what a client can hold: connections (overall and per address, a
+// newcomer at capacity taking the slot of the greediest address: connection-capacity.ts), requests
 // in flight on one connection (pipelining), and time (headers, whole request, idle socket).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { ConnectionCapacity } from './connection-capacity.ts';
 
 /**
  * 20263: outside 9100-9999 (the Prometheus exporter port allocations, fully taken since 2023),
@@ -72,7 +74,7 @@ function answer(req: IncomingMessage, res: ServerResponse, source: MetricsSource
 }
 
 /** A connection that asks again before reading its answers is dropped: pipelining is how one socket buffers without bound. */
-function admitRequest(req: IncomingMessage, res: ServerResponse): boolean {
+function admitRequest(req: IncomingMessage, res: ServerResponse, capacity: ConnectionCapacity): boolean {
   const socket = req.socket;
   const pending = (inFlight.get(socket) ?? 0) + 1;
   if (pending > SERVER_LIMITS.maxInFlightPerConnection) {
@@ -80,40 +82,25 @@ function admitRequest(req: IncomingMessage, res: ServerResponse): boolean {
     return false;
   }
   inFlight.set(socket, pending);
-  res.once('close', () => inFlight.set(socket, (inFlight.get(socket) ?? 1) - 1));
+  const done = capacity.requestStarted(socket);
+  res.once('close', () => {
+    inFlight.set(socket, (inFlight.get(socket) ?? 1) - 1);
+    done();
+  });
   return true;
 }
 
-function limitPerAddress(server: Server): void {
-  const perAddress = new Map<string, number>();
-  server.on('connection', (socket: Socket) => {
-    const address = socket.remoteAddress ?? '?';
-    const count = (perAddress.get(address) ?? 0) + 1;
-    if (count > SERVER_LIMITS.maxConnectionsPerAddress) {
-      socket.destroy();
-      return;
-    }
-    perAddress.set(address, count);
-    socket.setTimeout(SERVER_LIMITS.idleSocketMs, () => socket.destroy());
-    socket.once('close', () => {
-      const left = (perAddress.get(address) ?? 1) - 1;
-      if (left > 0) perAddress.set(address, left);
-      else perAddress.delete(address);
-    });
-  });
-}
-
 export async function startMetricsServer(source: MetricsSource, address: ListenAddress, isReady: () => boolean): Promise<MetricsServer> {
+  const capacity = new ConnectionCapacity(SERVER_LIMITS);
   const server = createServer({
     headersTimeout: SERVER_LIMITS.headersTimeoutMs,
     requestTimeout: SERVER_LIMITS.requestTimeoutMs,
     keepAliveTimeout: SERVER_LIMITS.keepAliveMs,
     connectionsCheckingInterval: 1_000,
   }, (req, res) => {
-    if (admitRequest(req, res)) answer(req, res, source, isReady);
+    if (admitRequest(req, res, capacity)) answer(req, res, source, isReady);
   });
-  server.maxConnections = SERVER_LIMITS.maxConnections;
-  limitPerAddress(server);
+  capacity.guard(server);
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) =>
       reject(new Error(`--metrics-addr ${address.host}:${address.port}: cannot listen (${err.code ?? err.message}); pick a free port`)));

@@ -9,14 +9,15 @@ import { Publisher } from './publisher.ts';
 import { WorkloadWatcher } from './workload-watcher.ts';
 import { WorkloadState } from '../workload/state.ts';
 import type { WorkloadSnapshot } from '../workload/snapshot.ts';
+import type { NodeObject } from '../kube/objects.ts';
 import { KubeletSliTracker } from './kubelet-sli.ts';
 import { fetchLocalText } from '../host/local-http.ts';
 
 export interface WireOptions {
   kubeconfig: string | undefined;
   nodeName: string;
-  /** One scan; `cluster` is what the watches know at that moment (pods, this Node, CSIDriver, CSINode). */
-  scan(cluster: WorkloadSnapshot): Promise<Report>;
+  /** One scan; `cluster` is what the watches know at that moment (pods, this Node, CSIDriver, CSINode), `node` the newest Node. */
+  scan(cluster: WorkloadSnapshot, node: NodeObject | undefined): Promise<Report>;
   log(line: string): void;
   metrics?: AgentMetrics;
   /** Set for --dry-run: the patch and Events are printed here instead of sent. */
@@ -70,7 +71,7 @@ export function wireAgent(opts: WireOptions): Agent {
       await state.settledOrTimeout(opts.agent?.nodeReadTimeoutMs ?? DEFAULT_AGENT_OPTIONS.nodeReadTimeoutMs, agent.signal);
       // Stopped while waiting: no scan (on a control-plane node it could start the fsync probe).
       if (agent.signal.aborted) throw new Error('stopped before the scan');
-      const report = await opts.scan(state.snapshot());
+      const report = await opts.scan(state.snapshot(), watcher.current());
       // The kubelet's own start-up histograms, per scan interval; a kubelet we cannot read changes nothing else.
       await scrapeKubelet().catch(() => {});
       return report;

@@ -130,9 +130,9 @@ const containerdCollector: Collector = {
     if (!text.ok) {
       if (text.code !== 'ENOENT') return FACTS.slice(1).forEach((key) => facts.unknown(key, `${text.reason}; containerd's settings cannot be read`));
       if (!host.isRealRoot) {
-        // The DaemonSet does not mount /etc/containerd (it may hold registry credentials): absent there
-        // proves nothing about the host.
-        const reason = `no ${file} under the host root ${host.root}: on the host containerd would run on its defaults (3 downloads, overlayfs, cgroupfs), but a host root that does not hold the file (the DaemonSet does not mount /etc/containerd) cannot tell; run \`scan\` on the node`;
+        // Under another root (a pod, a copy) an absent file may be a mount or copy that left it out:
+        // absent there proves nothing about the host.
+        const reason = `no ${file} under the host root ${host.root}: on the host containerd would run on its defaults (3 downloads, overlayfs, cgroupfs), but a host root that does not hold the file (a DaemonSet without the /etc/containerd mount, a partial copy) cannot tell; run \`scan\` on the node`;
         return FACTS.slice(1).forEach((key) => facts.unknown(key, reason));
       }
       facts.set('containerd.configFile', null, file, 'no config file: containerd runs on its defaults');

@@ -1,14 +1,20 @@
 // Every read of the host goes through HostRoot. It maps host paths ("/proc/cpuinfo") into a root
 // directory (`--host-root`) and resolves them the way the kernel would inside a chroot there: one
 // component at a time, symlinks expanded (an absolute target means "from the host's /"), ".." of the
-// root staying at the root, a missing component failing the whole path. What is opened is checked
-// again through the descriptor (/proc/self/fd), so a symlink swapped in meanwhile cannot lead out.
-// Only regular files and directories are opened; reads are capped; errors come back as values.
-import { constants as fsConstants, type Stats } from 'node:fs';
+// root staying at the root, a missing component failing the whole path. Reads walk the path by
+// descriptor (descriptor-walk.ts) and open nothing for reading before the descriptor says it is a
+// regular file or a directory (open-checked.ts): a symlink swapped in meanwhile can neither lead out
+// nor open a device or a FIFO. Reads are capped; errors come back as values.
+import { type Stats } from 'node:fs';
 import { lstat, open, readdir, readlink, realpath, stat, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
+import { components, walkBeneath } from './descriptor-walk.ts';
+import { closeLater, descriptorPath, O_PATH, reopenForReading } from './open-checked.ts';
+import { naturalCompare } from '../order.ts';
 import { errorCode, escaped, failure, notRegular, type ReadFailure } from './read-failure.ts';
+
+export { naturalCompare } from '../order.ts';
 
 export { errorCode, type ReadFailure, type ReadFailureCode } from './read-failure.ts';
 
@@ -47,6 +53,8 @@ export interface ReadOptions {
 }
 
 type Opened = { ok: true; handle: FileHandle; info: Stats } | ReadFailure;
+/** An O_PATH descriptor of the file a host path names (nothing opened for reading) and its stat. */
+type Located = { ok: true; pathHandle: FileHandle; info: Stats } | ReadFailure;
 
 /** What resolve needs of one path component: lstat, and the link's target when it is one. */
 type Component = { ok: true; symlink: boolean; directory: boolean; target: string } | { ok: false; error: unknown };
@@ -98,9 +106,9 @@ export class HostRoot {
   }
 
   /**
-   * One lstat (and readlink) per component per scan: every read walks its path component by
-   * component, and each async call is a trip through libuv's thread pool. Safe to remember: open()
-   * still checks the file it got is the one it stat'ed and lies inside the root.
+   * One lstat (and readlink) per component per scan, for the callers that need a local path (a
+   * probe directory, statfs, realpath); each async call is a trip through libuv's thread pool.
+   * Reads do not use it: they walk by descriptor.
    */
   private component(local: string): Promise<Component> {
     const known = this.components.get(local);
@@ -185,28 +193,31 @@ export class HostRoot {
   }
 
   async listDir(hostPath: string): Promise<DirResult> {
-    const opened = await this.open(hostPath, fsConstants.O_DIRECTORY);
-    if (!opened.ok) return opened;
+    const found = await this.locate(hostPath);
+    if (!found.ok) return found;
     try {
+      if (found.info.isFile()) return failure(hostPath, { code: 'ENOTDIR' });
+      if (!found.info.isDirectory()) return notRegular(hostPath, found.info);
       // Listed through the descriptor: the directory that was checked, whatever its path names now.
-      const entries = await readdir(`/proc/self/fd/${opened.handle.fd}`);
+      const entries = await readdir(descriptorPath(found.pathHandle.fd));
       return { ok: true, path: hostPath, entries: entries.sort(naturalCompare) };
     } catch (error) {
       return failure(hostPath, error);
     } finally {
-      await opened.handle.close();
+      closeLater(found.pathHandle);
     }
   }
 
+  /** What the host path names (symlinks followed inside the root), stat'ed through its descriptor; nothing is opened. */
+  async stat(hostPath: string): Promise<{ ok: true; info: Stats } | ReadFailure> {
+    const found = await this.locate(hostPath);
+    if (!found.ok) return found;
+    closeLater(found.pathHandle);
+    return { ok: true, info: found.info };
+  }
+
   async exists(hostPath: string): Promise<boolean> {
-    const where = await this.resolve(hostPath);
-    if (!where.ok) return false;
-    try {
-      await stat(where.localPath);
-      return true;
-    } catch {
-      return false;
-    }
+    return (await this.stat(hostPath)).ok;
   }
 
   /** Checks that the root itself is a readable directory; the one error that stops a scan. */
@@ -226,42 +237,48 @@ export class HostRoot {
     }
   }
 
+  /**
+   * A regular file opened for reading. What the path names is first held by an O_PATH descriptor,
+   * which opens nothing (no driver runs, no FIFO's writer wakes); only a regular file is then
+   * opened, through that descriptor (/proc/self/fd): the very file that was checked.
+   */
   private async openFile(hostPath: string): Promise<Opened> {
-    const opened = await this.open(hostPath, 0);
-    if (opened.ok && opened.info.isDirectory()) {
-      await opened.handle.close();
-      return failure(hostPath, { code: 'EISDIR' });
+    const found = await this.locate(hostPath);
+    if (!found.ok) return found;
+    const { pathHandle, info } = found;
+    try {
+      if (info.isDirectory()) return failure(hostPath, { code: 'EISDIR' });
+      if (!info.isFile()) return notRegular(hostPath, info);
+      return { ok: true, handle: await reopenForReading(pathHandle, info), info };
+    } catch (error) {
+      return failure(hostPath, error);
+    } finally {
+      closeLater(pathHandle);
     }
-    return opened;
   }
 
   /**
-   * Opens a regular file or a directory read-only. A FIFO, socket or device is refused before it is
-   * opened; the descriptor must be the very file that was checked, and (below a --host-root) its
-   * path as the kernel tells it must lie inside the root.
+   * The file a host path names, as an O_PATH descriptor: on the real root the kernel resolves it
+   * (the host's own symlinks); below a --host-root it is walked by descriptor, and the kernel's
+   * name for what was reached must still lie inside the root (a directory moved out meanwhile).
    */
-  private async open(hostPath: string, flags: number): Promise<Opened> {
-    const where = await this.resolve(hostPath);
-    if (!where.ok) return where;
-    let before: Stats;
-    let handle: FileHandle;
-    try {
-      before = await stat(where.localPath);
-      if (!before.isFile() && !before.isDirectory()) return notRegular(hostPath, before);
-      const noFollow = this.isRealRoot ? 0 : fsConstants.O_NOFOLLOW;
-      handle = await open(where.localPath, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK | noFollow | flags);
-    } catch (error) {
-      return failure(hostPath, error);
-    }
-    try {
-      const info = await handle.stat();
-      if (info.dev !== before.dev || info.ino !== before.ino || !(await this.insideRoot(handle))) {
-        await handle.close();
-        return escaped(hostPath);
+  private async locate(hostPath: string): Promise<Located> {
+    if (this.isRealRoot) {
+      try {
+        const pathHandle = await open(normalizeHostPath(hostPath), O_PATH);
+        return await statOf(hostPath, pathHandle);
+      } catch (error) {
+        return failure(hostPath, error);
       }
-      return { ok: true, handle, info };
+    }
+    const walked = await walkBeneath(this.root, hostPath);
+    if (!walked.ok) return failure(hostPath, walked.error);
+    try {
+      if (await this.insideRoot(walked.handle)) return { ok: true, pathHandle: walked.handle, info: walked.info };
+      closeLater(walked.handle);
+      return escaped(hostPath);
     } catch (error) {
-      await handle.close();
+      closeLater(walked.handle);
       return failure(hostPath, error);
     }
   }
@@ -270,7 +287,7 @@ export class HostRoot {
     if (this.isRealRoot) return true;
     this.realRoot ??= realpath(this.root);
     const root = await this.realRoot;
-    const actual = await readlink(`/proc/self/fd/${handle.fd}`);
+    const actual = await readlink(descriptorPath(handle.fd));
     return actual === root || actual.startsWith(`${root}/`);
   }
 
@@ -308,36 +325,11 @@ function normalizeHostPath(hostPath: string): string {
   return path.posix.normalize('/' + hostPath.replace(/^\/+/, ''));
 }
 
-/** A path's components as the kernel walks them; a trailing "/" requires a directory (kept as "."). */
-function components(p: string): string[] {
-  const parts = p.split('/').filter((part) => part !== '');
-  if (p.endsWith('/') && parts.length > 0) parts.push('.');
-  return parts;
-}
-
-const DIGIT_RUN = /\d+|\D+/g;
-
-/**
- * "policy10" after "policy9", "cpu2" before "cpu10": runs of digits compare as numbers, the rest by
- * code point. Readers that must follow a program's own order (systemd drop-ins) sort again. Not
- * Intl.Collator: building one loads ICU's collation data, 10 ms of every CLI run.
- */
-export function naturalCompare(a: string, b: string): number {
-  const left = a.match(DIGIT_RUN) ?? [];
-  const right = b.match(DIGIT_RUN) ?? [];
-  for (let i = 0; i < Math.min(left.length, right.length); i += 1) {
-    const x = left[i] as string;
-    const y = right[i] as string;
-    if (x === y) continue;
-    const numeric = /^\d/.test(x) && /^\d/.test(y);
-    if (numeric) {
-      const [px, py] = [x.replace(/^0+(?=\d)/, ''), y.replace(/^0+(?=\d)/, '')];
-      if (px.length !== py.length) return px.length - py.length;
-      if (px !== py) return px < py ? -1 : 1;
-      if (x.length !== y.length) return x.length - y.length;
-      continue;
-    }
-    return x < y ? -1 : 1;
+async function statOf(hostPath: string, pathHandle: FileHandle): Promise<Located> {
+  try {
+    return { ok: true, pathHandle, info: await pathHandle.stat() };
+  } catch (error) {
+    closeLater(pathHandle);
+    return failure(hostPath, error);
   }
-  return left.length - right.length || (a < b ? -1 : a > b ? 1 : 0);
 }

@@ -2,7 +2,6 @@
 // it fetches). A file counts when root — or the user running the advisor, who could edit the advisor
 // itself — owns it and nobody else may write it. A process counts when root (or that user) runs it
 // and its /proc/<pid>/exe, which the kernel keeps and `exec -a` cannot fake, is the named binary.
-import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { HostRoot } from './host-root.ts';
 import { ownerModeProblem, pathAndAncestors, trustedUids, type OwnerModePolicy } from './owner-mode.ts';
@@ -15,10 +14,10 @@ const FILE_POLICY: OwnerModePolicy = { ownUid: 'real', rootGroupMayWrite: true, 
 
 /** Owned by a trusted uid; not writable by others, nor by a group other than root's. */
 export async function fileTrust(host: HostRoot, hostPath: string): Promise<Trust> {
-  const where = await host.resolve(hostPath);
-  if (!where.ok) return { trusted: false, why: where.reason };
+  const found = await host.stat(hostPath);
+  if (!found.ok) return { trusted: false, why: found.reason };
   try {
-    const info = await stat(where.localPath);
+    const { info } = found;
     const problem = ownerModeProblem(info, FILE_POLICY);
     if (problem?.kind === 'owner') return { trusted: false, why: `${hostPath} is owned by ${owner(info.uid)}, not root` };
     if (problem?.by === 'everyone') return { trusted: false, why: `${hostPath} is writable by every user` };

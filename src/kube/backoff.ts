@@ -1,4 +1,4 @@
-// kube/: the one Kubernetes client; imports only text/ and input-error.ts, and `scan` never loads it.
+// kube/: the one Kubernetes client; imports only host/ (checked opens of its files), text/ and input-error.ts, and `scan` never loads it.
 // Client-side pacing: a token bucket for every request, and exponential backoff with full jitter
 // (capped) after failures; a 429's (or 503's) Retry-After wins when it is longer.
 import { KubeError } from './errors.ts';

@@ -3,7 +3,7 @@
 // generated API class) parses kubeconfig files and applies token, token-file, client-certificate and
 // exec-plugin auth and TLS. Everything it is handed is checked first: a binary or oversized file, or
 // a server that is not an http(s) URL, is an error naming the file and the fix, never a retry loop.
-import { readFileSync, statSync } from 'node:fs';
+import { readRegularFileSync, type CheckedBytes } from '../host/open-checked.ts';
 import { isIPv6 } from 'node:net';
 import path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
@@ -105,17 +105,16 @@ function fromFile(file: string, origin: string): KubeConfig {
 }
 
 function readKubeconfigText(file: string, origin: string): string {
-  let size: number;
+  let read: CheckedBytes;
   try {
-    const st = statSync(file);
-    if (!st.isFile()) throw new KubeConfigError(`cannot load ${origin}: not a regular file`);
-    size = st.size;
+    // Checked through its descriptor before it is opened for reading: no FIFO or device is ever opened.
+    read = readRegularFileSync(file, MAX_KUBECONFIG_BYTES);
   } catch (err) {
-    if (err instanceof KubeConfigError) throw err;
     throw new KubeConfigError(`cannot load ${origin}: ${(err as NodeJS.ErrnoException).code ?? printable(String(err))}; pass --kubeconfig FILE`);
   }
-  if (size > MAX_KUBECONFIG_BYTES) throw new KubeConfigError(`cannot load ${origin}: ${size} bytes is too large for a kubeconfig (at most ${MAX_KUBECONFIG_BYTES})`);
-  const bytes = readFileSync(file);
+  if (!read.ok && !read.tooLarge) throw new KubeConfigError(`cannot load ${origin}: not a regular file`);
+  if (!read.ok) throw new KubeConfigError(`cannot load ${origin}: ${read.info.size} bytes is too large for a kubeconfig (at most ${MAX_KUBECONFIG_BYTES})`);
+  const bytes = read.data;
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);

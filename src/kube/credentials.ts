@@ -4,11 +4,12 @@
 // soon as it changes on disk; after a 401 the whole configuration is loaded again once, so a rotated
 // exec credential, certificate file or kubeconfig token is picked up without a restart.
 import { createHash } from 'node:crypto';
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import { printable } from './errors.ts';
 import { loadKubeConfig, type LoadedConfig } from './config.ts';
+import { readRegularFileSync, type CheckedBytes } from '../host/open-checked.ts';
 
 export interface RequestAuth {
   agent: http.Agent;
@@ -116,13 +117,11 @@ export class Credentials {
     try {
       const st = statSync(file);
       stamp = `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}`;
-      if (st.size > MAX_TOKEN_BYTES) throw new CredentialError(`token file ${file} is larger than ${MAX_TOKEN_BYTES} bytes`);
     } catch (err) {
-      if (err instanceof CredentialError) throw err;
       throw new CredentialError(`cannot read the token file ${file}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
     }
     if (this.tokenFile?.file === file && this.tokenFile.stamp === stamp) return this.tokenFile.token;
-    const token = readFileSync(file, 'utf8').trim();
+    const token = readTokenFile(file);
     this.tokenFile = { file, stamp, token };
     return token;
   }
@@ -137,4 +136,17 @@ function fingerprint(protocol: string, tls: Record<string, unknown>): string {
     for (const part of parts) hash.update(Buffer.isBuffer(part) ? part : String(part));
   }
   return hash.digest('hex');
+}
+
+/** The token file's text: a regular file (checked through its descriptor before it is opened) of at most MAX_TOKEN_BYTES. */
+function readTokenFile(file: string): string {
+  let read: CheckedBytes;
+  try {
+    read = readRegularFileSync(file, MAX_TOKEN_BYTES);
+  } catch (err) {
+    throw new CredentialError(`cannot read the token file ${file}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
+  }
+  if (!read.ok && read.tooLarge) throw new CredentialError(`token file ${file} is larger than ${MAX_TOKEN_BYTES} bytes`);
+  if (!read.ok) throw new CredentialError(`token file ${file} is not a regular file`);
+  return read.data.toString('utf8').trim();
 }

@@ -1,12 +1,13 @@
 // `--save` writes a Measurement as JSON; `--compare` reads one back. The file may be anything (an
 // old run, a hand edit, another tool's output): it is size-capped and every field compare uses is
 // checked, and a problem names the file and the field.
-import { readFile, stat, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { PUBLISHED_FACTS } from '../wire/summary-facts.ts';
 import { STARTUP_PHASES } from '../workload/snapshot.ts';
 import type { RecordedFact } from './advisor.ts';
 import { PLACEMENTS } from './objects.ts';
 import { MeasureError } from './preflight.ts';
+import { openRegularFile } from '../host/open-checked.ts';
 import { MEASUREMENT_KIND, MEASUREMENT_SCHEMA_VERSION, type Measurement, type PhaseStats } from './result.ts';
 
 const MAX_FILE_BYTES = 8 * 1024 * 1024;
@@ -86,10 +87,14 @@ export function checkMeasurement(value: unknown): Measurement {
 export async function readMeasurement(file: string, flag = '--compare'): Promise<Measurement> {
   let text: string;
   try {
-    const info = await stat(file);
-    if (!info.isFile()) throw new MeasureError(`${flag} ${file}: not a regular file`);
-    if (info.size > MAX_FILE_BYTES) throw new MeasureError(`${flag} ${file}: ${info.size} bytes, more than a measurement is (${MAX_FILE_BYTES} at most)`);
-    text = await readFile(file, 'utf8');
+    const checked = await openRegularFile(file);
+    if (!checked.ok) throw new MeasureError(`${flag} ${file}: not a regular file`);
+    try {
+      if (checked.info.size > MAX_FILE_BYTES) throw new MeasureError(`${flag} ${file}: ${checked.info.size} bytes, more than a measurement is (${MAX_FILE_BYTES} at most)`);
+      text = await checked.handle.readFile('utf8');
+    } finally {
+      await checked.handle.close();
+    }
   } catch (err) {
     if (err instanceof MeasureError) throw err;
     throw new MeasureError(`${flag} ${file}: cannot read it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);

@@ -1,13 +1,13 @@
 // Loads rule files: YAML parse errors and schema errors both come back as file:line:col with the key,
 // never as exceptions. The bundled rules/ directory is always loaded first unless the caller opts out.
-import { constants as fsConstants } from 'node:fs';
-import { open, readdir, realpath, stat, type FileHandle } from 'node:fs/promises';
+import { readdir, realpath, stat, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ErrorObject } from 'ajv';
 import { isMap, isNode, isPair, isScalar, LineCounter, parseAllDocuments, type Document } from 'yaml';
 import { errorCode } from '../host/host-root.ts';
 import { fileTypeOf } from '../host/read-failure.ts';
+import { openRegularFile } from '../host/open-checked.ts';
 import { validateRuleFile } from './file-validator.ts';
 import { knownRuleFile } from './known-rule-files.ts';
 import type { RuleDefinition, RuleOverride } from './schema.ts';
@@ -66,16 +66,16 @@ async function ruleFilesAt(location: string, errors: RuleFileError[]): Promise<s
 async function readRuleFile(file: string): Promise<{ text: string } | { message: string }> {
   let handle: FileHandle | undefined;
   try {
-    const before = await stat(file);
-    if (!before.isFile()) return { message: `${fileTypeOf(before)}, not a regular file; --rules takes YAML files or directories of them` };
-    handle = await open(file, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
-    const info = await handle.stat();
-    if (!info.isFile()) return { message: `${fileTypeOf(info)}, not a regular file; --rules takes YAML files or directories of them` };
+    // Checked through an O_PATH descriptor before it is opened for reading (no stat-then-open race).
+    const checked = await openRegularFile(file);
+    if (!checked.ok) return { message: `${fileTypeOf(checked.info)}, not a regular file; --rules takes YAML files or directories of them` };
+    handle = checked.handle;
+    const opened = handle;
     // Not zero-filled: only the bytes read are used (a zeroed 1 MiB per file is pages touched for nothing).
     const data = Buffer.allocUnsafe(MAX_RULE_FILE_BYTES + 1);
     let size = 0;
     while (size < data.length) {
-      const { bytesRead } = await handle.read(data, size, data.length - size, null);
+      const { bytesRead } = await opened.read(data, size, data.length - size, null);
       if (bytesRead === 0) break;
       size += bytesRead;
     }

@@ -16,6 +16,8 @@ export interface RuleSelection {
   only?: string[];
   /** Keep only rules of this scope (node: scan/agent, cluster: report); all scopes when unset. */
   scope?: RuleScope;
+  /** Rules not evaluated here (the agent: the Node's silence annotation); unknown ids are ignored. */
+  silenced?: string[];
 }
 
 export async function loadRuleSet(selection: RuleSelection): Promise<EffectiveRule[]> {
@@ -25,7 +27,8 @@ export async function loadRuleSet(selection: RuleSelection): Promise<EffectiveRu
     throw new InputError(`invalid rules:\n${loaded.errors.map((error) => `  ${formatRuleError(error)}`).join('\n')}`);
   }
   const inScope = (rule: { scope?: RuleScope }) => selection.scope === undefined || (rule.scope ?? 'node') === selection.scope;
-  let rules = applyOverrides(loaded.rules, loaded.overrides).filter(inScope);
+  const silenced = new Set(selection.silenced ?? []);
+  let rules = applyOverrides(loaded.rules, loaded.overrides).filter((rule) => inScope(rule) && !silenced.has(rule.id));
   if (selection.only && selection.only.length > 0) {
     const unknown = selection.only.filter((id) => !loaded.rules.some((rule) => rule.id === id && inScope(rule)));
     if (unknown.length > 0) {

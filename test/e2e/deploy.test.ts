@@ -7,9 +7,11 @@
 // namespace) and a fresh `kubectl apply -k manifests/` installs it again.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { SILENCE_ANNOTATION } from '../../src/agent/silence.ts';
+import { parseAnnotations } from '../../src/wire/annotations.ts';
 import { AgentProcess, buildApp } from '../helpers/bundled-agent.ts';
 import { ControlPlane, realServerTier } from '../helpers/control-plane.ts';
 import { createReadyNode } from '../helpers/kube-objects.ts';
@@ -18,6 +20,7 @@ import { AGENT_NAMESPACE, CRD_DIR, agentIdentity, daemonSetRun, installCrds, own
 
 const NODE = 'deploy-kubeadm-1';
 const HOST = path.join(REPO, 'test/fixtures/hosts/kubeadm-1.30');
+const SEED_HOST = path.join(REPO, 'test/fixtures/hosts/seed-000-before');
 
 describe('kubectl apply -k / delete -k of every kustomization on a bare control plane', realServerTier(), () => {
   let cp: ControlPlane;
@@ -73,6 +76,38 @@ describe('kubectl apply -k / delete -k of every kustomization on a bare control 
     assert.equal(await agent.wait(), 0, agent.log);
     const published = await ownAnnotations(cp, NODE);
     assert.match(published['node-tuning-advisor.io/summary'] ?? '', /^\d+\/100 [A-F]\b/, JSON.stringify(published));
+  });
+
+  test('per-node silencing: the operator\'s Node annotation and the overrides ConfigMap take rules out on the next scan; the agent cannot lift a silence', async () => {
+    const node = 'deploy-silenced-1';
+    await createReadyNode(cp, node, { kubeletVersion: 'v1.20.2' });
+    const identity = await agentIdentity(cp, node, tmp);
+    const once = async () => {
+      const run = await daemonSetRun(cp, 'node-tuning-advisor', { node, hostRoot: SEED_HOST, rulesDir: path.join(tmp, `rules-${Date.now()}`), kubeconfig: identity.kubeconfig });
+      const agent = AgentProcess.start(await bundle, [...run.args, '--once'], run.env);
+      assert.equal(await agent.wait(), 0, agent.log);
+      const report = parseAnnotations(await ownAnnotations(cp, node));
+      assert.equal(report.state, 'ok');
+      return { log: agent.log, rules: report.state === 'ok' ? report.report.rules.map((r) => r.rule) : [], failing: report.state === 'ok' ? report.report.rules.filter((r) => r.status === 'fail').map((r) => r.rule) : [] };
+    };
+    const before = await once();
+    assert.ok(before.failing.length >= 3, `the fixture fails several rules: ${before.failing}`);
+    const [silenced, overridden, kept] = before.failing as [string, string, string];
+    const annotated = await cp.kubectl(['annotate', 'node', node, `${SILENCE_ANNOTATION}=${silenced}, no-such-rule`]);
+    assert.equal(annotated.code, 0, annotated.stderr);
+    const overrides = `apiVersion: node-tuning-advisor.io/v1\nkind: RuleOverrides\noverrides:\n  - id: ${overridden}\n    disabled: true\n`;
+    await writeFile(path.join(tmp, 'site.yaml'), overrides);
+    const created = await cp.kubectl(['-n', AGENT_NAMESPACE, 'create', 'configmap', 'node-tuning-advisor-overrides', `--from-file=${path.join(tmp, 'site.yaml')}`]);
+    assert.equal(created.code, 0, created.stderr);
+    const after = await once();
+    assert.ok(!after.rules.includes(silenced) && !after.rules.includes(overridden), `${silenced}, ${overridden} gone: ${after.rules}`);
+    assert.ok(after.failing.includes(kept), `${kept} still reported`);
+    assert.match(after.log, new RegExp(`not evaluating ${silenced}, no-such-rule on this Node; no such rule: no-such-rule`));
+    // The silence is the operator's: the agent's own token may not touch it.
+    const lift = await cp.request('PATCH', `/api/v1/nodes/${node}`, { metadata: { annotations: { [SILENCE_ANNOTATION]: null } } }, { token: identity.token, contentType: 'application/merge-patch+json' });
+    assert.equal(lift.status, 422, JSON.stringify(lift.body));
+    assert.match(lift.body.message, /may change only annotations under node-tuning-advisor\.io\//);
+    assert.equal((await cp.kubectl(['-n', AGENT_NAMESPACE, 'delete', 'configmap', 'node-tuning-advisor-overrides'])).code, 0);
   });
 
   test('delete -k manifests/ removes everything (namespace included); apply -k manifests/ installs it again', async () => {

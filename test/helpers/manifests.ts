@@ -17,7 +17,7 @@ export const KUSTOMIZATIONS: Record<string, string> = Object.fromEntries([
   ...readdirSync(path.join(REPO, 'manifests/overlays')).sort().map((name) => [`overlays/${name}`, path.join(REPO, 'manifests/overlays', name)]),
 ]);
 /** The distribution families, each with its overlay (docs/deploy.md "Distributions"). */
-export const DISTRIBUTIONS = ['kubeadm', 'k3s-rke2', 'eks', 'microk8s'];
+export const DISTRIBUTIONS = ['kubeadm', 'kubespray', 'k3s-rke2', 'eks', 'microk8s'];
 
 // Loose shape: tests index into it freely and assert what they need.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

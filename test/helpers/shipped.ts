@@ -83,23 +83,35 @@ export interface LocalRun {
 
 /**
  * The agent container of the DaemonSet `name` as the server holds it: its args with the pod's paths
- * replaced by local ones (--host-root, --rules from the mounted ConfigMap, --metrics-addr on loopback),
- * its env with the downward-API values filled in as the kubelet would, and its rules ConfigMap written to `rulesDir`.
+ * replaced by local ones (--host-root, --rules from the mounted ConfigMaps, --metrics-addr on loopback),
+ * its env with the downward-API values filled in as the kubelet would, and its ConfigMaps written to `rulesDir` (the
+ * rules) and `rulesDir-<volume>` (the others).
  */
 export async function daemonSetRun(cp: ControlPlane, name: string, local: { node: string; hostRoot: string; rulesDir: string; kubeconfig: string }): Promise<LocalRun> {
   const ds = await cp.must('GET', `/apis/apps/v1/namespaces/${AGENT_NAMESPACE}/daemonsets/${name}`);
   const spec = ds.spec.template.spec;
   const container = spec.containers.find((c: { name: string }) => c.name === 'agent');
-  const rulesVolume = spec.volumes.find((v: { configMap?: unknown }) => v.configMap);
-  const rulesMount = container.volumeMounts.find((m: { name: string }) => m.name === rulesVolume.name).mountPath as string;
-  const configMap = await cp.must('GET', `/api/v1/namespaces/${AGENT_NAMESPACE}/configmaps/${rulesVolume.configMap.name}`);
-  await mkdir(local.rulesDir, { recursive: true });
-  for (const [file, text] of Object.entries(configMap.data as Record<string, string>)) await writeFile(path.join(local.rulesDir, file), text);
-
+  // Each ConfigMap volume (the rules; the optional overrides) as the kubelet would mount it: its
+  // files in a directory, an empty directory for an optional one that does not exist.
+  const mounted = new Map<string, string>();
+  for (const volume of spec.volumes.filter((v: { configMap?: unknown }) => v.configMap)) {
+    const mountPath = container.volumeMounts.find((m: { name: string }) => m.name === volume.name).mountPath as string;
+    const dir = mounted.size === 0 ? local.rulesDir : `${local.rulesDir}-${volume.name}`;
+    mounted.set(mountPath, dir);
+    await mkdir(dir, { recursive: true });
+    const res = await cp.request('GET', `/api/v1/namespaces/${AGENT_NAMESPACE}/configmaps/${volume.configMap.name}`);
+    if (res.status === 404 && volume.configMap.optional) continue;
+    if (res.status !== 200) throw new Error(`configmap ${volume.configMap.name}: HTTP ${res.status}`);
+    for (const [file, text] of Object.entries((res.body.data ?? {}) as Record<string, string>)) await writeFile(path.join(dir, file), text);
+  }
   const args = (container.args as string[]).map((arg) => {
     if (arg.startsWith('--host-root=')) return `--host-root=${local.hostRoot}`;
     if (arg.startsWith('--metrics-addr=')) return '--metrics-addr=127.0.0.1:0';
-    if (arg.startsWith('--rules=')) return `--rules=${arg.slice('--rules='.length).replace(rulesMount, local.rulesDir)}`;
+    if (arg.startsWith('--rules=')) {
+      const value = arg.slice('--rules='.length);
+      const [mountPath, dir] = [...mounted].find(([m]) => value === m || value.startsWith(`${m}/`)) ?? [];
+      return mountPath ? `--rules=${dir}${value.slice(mountPath.length)}` : arg;
+    }
     return arg;
   });
   const env: Record<string, string> = {};

@@ -7,16 +7,22 @@
 // a host tree holding only what the kubeadm overlay mounts gives the same facts from those files.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFile, cp as copy, mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
+import { appendFile, cp as copy, mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { collectFacts } from '../../src/collectors/run.ts';
 import { HostRoot } from '../../src/host/host-root.ts';
 import { fixtureHost } from '../helpers/fixtures.ts';
 import { requireTool } from '../helpers/tools.ts';
-import { KUSTOMIZATIONS, byKind, hostMounts, kustomize, type K8sObject } from '../helpers/manifests.ts';
+import { KUSTOMIZATIONS, byKind, hostMounts, kustomize, type K8sObject, type Mount } from '../helpers/manifests.ts';
 
 const KUBELET_ROOT = '/var/lib/kubelet';
+/** Where a FileOrCreate mount cannot block: its parent exists wherever the overlay applies. */
+const FILE_PARENTS: Record<string, string> = {
+  [KUBELET_ROOT]: "the kubelet's root dir: it exists wherever that kubelet starts pods",
+  '/etc': 'every Linux host',
+  '/etc/kubernetes': 'kubespray (kubeadm) writes it before the kubelet starts',
+};
 
 function hostPathVolumes(ds: K8sObject): { name: string; path: string; type?: string }[] {
   return (ds.spec.template.spec.volumes ?? []).filter((v: { hostPath?: unknown }) => v.hostPath)
@@ -34,7 +40,11 @@ test('every hostPath of every kustomization is DirectoryOrCreate, or FileOrCreat
       for (const v of volumes) {
         const at: string = `${name}: ${ds.metadata.name} volume ${v.name} (${v.path}, type ${v.type ?? 'unset'})`;
         seen.add(v.type ?? 'unset');
-        if (v.type === 'FileOrCreate') assert.equal(path.posix.dirname(v.path), KUBELET_ROOT, `${at}: FileOrCreate blocks where the parent is missing`);
+        if (v.type === 'FileOrCreate') {
+          const parent = path.posix.dirname(v.path);
+          assert.ok(FILE_PARENTS[parent], `${at}: FileOrCreate blocks where the parent is missing`);
+          if (parent === '/etc/kubernetes') assert.equal(name, 'overlays/kubespray', `${at}: /etc/kubernetes is certain only on kubespray (kubeadm) nodes`);
+        }
         else assert.equal(v.type, 'DirectoryOrCreate', `${at}: can keep the pod from starting on a node without it`);
       }
     }
@@ -43,15 +53,16 @@ test('every hostPath of every kustomization is DirectoryOrCreate, or FileOrCreat
 });
 
 /** Copies from `fixture` only what `mounts` bring into the container, to the same place under a new root. */
-async function mountedOnly(fixture: string, hostPaths: string[]): Promise<string> {
+async function mountedOnly(fixture: string, mounts: Mount[]): Promise<string> {
   const root = await mkdtemp(path.join(tmpdir(), 'nta-mounted-'));
-  for (const hostPath of hostPaths) {
+  for (const { hostPath, type } of mounts) {
     const from = path.join(fixture, hostPath);
     const info = await stat(from).catch(() => undefined);
     const to = path.join(root, hostPath);
     if (!info) {
       // DirectoryOrCreate: an empty directory where the host had none; FileOrCreate: an empty file.
-      await mkdir(hostPath.startsWith(`${KUBELET_ROOT}/`) ? path.dirname(to) : to, { recursive: true });
+      await mkdir(type === 'FileOrCreate' ? path.dirname(to) : to, { recursive: true });
+      if (type === 'FileOrCreate') await writeFile(to, '');
       continue;
     }
     await mkdir(path.dirname(to), { recursive: true });
@@ -70,9 +81,9 @@ test('kubeadm overlay: a host tree of only its mounts yields the kubelet\'s sett
   const fixture = await mkdtemp(path.join(tmpdir(), 'nta-kubeadm-'));
   await copy(fixtureHost('kubeadm-1.30'), fixture, { recursive: true });
   await appendFile(path.join(fixture, 'var/lib/kubelet/config.yaml'), 'kubeAPIQPS: 20\nkubeAPIBurst: 40\n');
-  const root = await mountedOnly(fixture, mounts.map((m) => m.hostPath));
+  const root = await mountedOnly(fixture, mounts);
   const [generic] = byKind(kustomize(kubectl, KUSTOMIZATIONS.manifests as string), 'DaemonSet');
-  const genericRoot = await mountedOnly(fixture, hostMounts(generic as K8sObject).map((m) => m.hostPath));
+  const genericRoot = await mountedOnly(fixture, hostMounts(generic as K8sObject));
   t.after(() => Promise.all([fixture, root, genericRoot].map((d) => rm(d, { recursive: true, force: true }))));
   const whole = await collectFacts(new HostRoot(fixture));
   const mounted = await collectFacts(new HostRoot(root));
@@ -90,4 +101,51 @@ test('kubeadm overlay: a host tree of only its mounts yields the kubelet\'s sett
   const fromMounts = whole.keys().filter((k) => under(whole.get(k)?.source ?? ''));
   assert.ok(fromMounts.length >= 5, `facts read from mounted paths: ${fromMounts}`);
   for (const key of fromMounts) assert.deepEqual(mounted.get(key), whole.get(key), key);
+});
+
+test('kubespray overlay: through its mounts the agent reads what the whole host gives from /etc/etcd.env, kubelet.env and kubelet-config.yaml; the empty etcd.env FileOrCreate leaves on a worker is no etcd', async (t) => {
+  const kubectl = requireTool(t, 'kubectl', 'kubectl');
+  if (!kubectl) return;
+  const [ds] = byKind(kustomize(kubectl, KUSTOMIZATIONS['overlays/kubespray'] as string), 'DaemonSet');
+  const mounts = hostMounts(ds as K8sObject);
+  for (const file of ['/etc/etcd.env', '/etc/kubernetes/kubelet.env', '/etc/kubernetes/kubelet-config.yaml']) {
+    assert.ok(mounts.some((m) => m.hostPath === file && m.mountPath === `/host${file}` && m.type === 'FileOrCreate'), file);
+  }
+  const checked: Record<string, string[]> = {
+    'etcd-kubespray-ssd': ['etcd.present', 'etcd.dataDir', 'etcd.setup'],
+    kubespray: ['kubelet.kubeAPIQPS', 'kubelet.kubeAPIBurst'],
+  };
+  const roots: Record<string, string> = {};
+  for (const [name, keys] of Object.entries(checked)) {
+    const root = roots[name] = await mountedOnly(fixtureHost(name), mounts);
+    t.after(() => rm(root, { recursive: true, force: true }));
+    const whole = await collectFacts(new HostRoot(fixtureHost(name)));
+    const mounted = await collectFacts(new HostRoot(root));
+    for (const key of keys) {
+      assert.notEqual(whole.get(key), undefined, `${name}: ${key} is collected`);
+      assert.deepEqual(mounted.get(key), whole.get(key), `${name}: ${key}`);
+    }
+  }
+  // A worker (fixture kubespray has no /etc/etcd.env): the mount leaves an empty file, which reads
+  // as no file at all, not as a kubespray etcd without a data dir.
+  const worker = roots.kubespray as string;
+  assert.equal((await stat(path.join(worker, 'etc/etcd.env'))).size, 0);
+  const withEmpty = await collectFacts(new HostRoot(worker));
+  await rm(path.join(worker, 'etc/etcd.env'));
+  const without = await collectFacts(new HostRoot(worker));
+  assert.notEqual(withEmpty.value('etcd.present'), true, JSON.stringify(withEmpty.get('etcd.present')));
+  for (const key of ['etcd.present', 'etcd.setup', 'etcd.dataDir']) assert.deepEqual(withEmpty.get(key), without.get(key), key);
+});
+
+test('base: containerd\'s settings through the /etc/containerd mount are the whole host\'s', async (t) => {
+  const kubectl = requireTool(t, 'kubectl', 'kubectl');
+  if (!kubectl) return;
+  const [ds] = byKind(kustomize(kubectl, KUSTOMIZATIONS.manifests as string), 'DaemonSet');
+  const root = await mountedOnly(fixtureHost('kubeadm-containerd-default'), hostMounts(ds as K8sObject));
+  t.after(() => rm(root, { recursive: true, force: true }));
+  const whole = await collectFacts(new HostRoot(fixtureHost('kubeadm-containerd-default')));
+  const mounted = await collectFacts(new HostRoot(root));
+  const keys = whole.keys().filter((k) => k.startsWith('containerd.') && whole.get(k)?.source === '/etc/containerd/config.toml');
+  assert.ok(keys.length >= 3, `facts read from config.toml: ${keys}`);
+  for (const key of keys) assert.deepEqual(mounted.get(key), whole.get(key), key);
 });

@@ -17,14 +17,11 @@ const PROBE_HOST_PATH = '/var/lib/etcd/node-tuning-advisor-probe';
 /** Host paths the collectors read that are deliberately not mounted, and why. */
 const NOT_MOUNTED: Record<string, string> = {
   '/etc/kubernetes/kubelet.conf': "kubelet's kubeconfig: credentials",
-  '/etc/kubernetes/kubelet.env': 'kubespray only; a file mount creates a directory where the file is missing',
   '/etc/hostname': 'a single file outside the kubelet\'s dir (a missing one cannot be created harmlessly); the agent names the node by NODE_NAME, and unit %H specifiers stay unexpanded',
   '/etc/rancher': 'k3s/rke2 only (config.yaml holds the join token); see docs/deploy.md',
   '/var/lib/rancher': 'k3s/rke2 data: tokens, keys and the datastore',
-  '/etc/containerd': "may hold registry credentials (registry.configs auth): containerd's settings are unknown in the DaemonSet, `scan` on the node reads them",
-  '/var/snap/microk8s': 'MicroK8s only, and its credentials/ and certs/ hold tokens and keys: only args/ would be mounted, by a MicroK8s overlay',
+  '/var/snap/microk8s': 'MicroK8s only, and its credentials/ and certs/ hold tokens and keys: only current/args/ is mounted, by the microk8s overlay',
   '/var/lib/etcd': "etcd's data: every Secret of the cluster (only the probe overlay's subdirectory)",
-  '/etc/etcd.env': 'optional single file (a file mount creates a directory where it is missing)',
   '/etc/system-release-cpe': 'RHEL-only single file; the distribution comes from /usr/lib/os-release',
   '/etc/os-release': 'usually a symlink to /usr/lib/os-release, which is mounted with /usr',
   '/var/lib/dpkg': 'Debian-only package database; kubelet reports its version on the Node',
@@ -153,8 +150,8 @@ test('hostPath mounts of the base and the distribution overlays together cover e
   assert.deepEqual(uncovered, [], 'mount these read-only in manifests/base/daemonset/daemonset.yaml, or list them in NOT_MOUNTED with the reason');
   const read = (m: string) => paths.some((p) => under(p, m) || under(m, p));
   // MicroK8s's args files and EKS's kubelet directory are read through the running process's flags
-  // (--kubelet-args-file, --config), not by a literal path.
-  const byFlag = ['/var/snap/microk8s/current/args', '/etc/kubernetes/kubelet'];
+  // (--kubelet-args-file, --config), as is kubespray's kubelet-config.yaml, not by a literal path.
+  const byFlag = ['/var/snap/microk8s/current/args', '/etc/kubernetes/kubelet', '/etc/kubernetes/kubelet-config.yaml'];
   const unused = [...new Set(mounts.filter((m) => !read(m.hostPath) && !byFlag.includes(m.hostPath)).map((m) => m.hostPath))];
   assert.deepEqual(unused, [], 'no mount that no collector reads');
 });

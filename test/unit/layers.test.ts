@@ -18,11 +18,11 @@ export const RANKS: Record<string, number> = {
   'text': 0, // text safety: control characters, terminal sanitizing, width and byte truncation
   'order.ts': 0, // code-point ordering (no ICU), for anyone who sorts
   'input-error.ts': 0, // the one "bad input, exit 2" error class
-  // 1: the two ways out of the process, and the vocabulary of what was found.
-  'host': 1, // every host read (HostRoot), host commands, local HTTP; knows nothing above it
-  'kube': 1, // the one Kubernetes client, beside host: neither knows the other
+  // 1: the way to the node, and the vocabulary of what was found.
+  'host': 1, // every host read (HostRoot), checked opens, host commands, local HTTP; knows nothing above it
   'facts': 1, // FactSet, the keys collectors write and rules read; no layer logic
-  // 2: plain data built on 1.
+  // 2: the way to the API server, and plain data built on 1.
+  'kube': 2, // the one Kubernetes client; reads its kubeconfig and credential files through host's checked open
   'probe': 2, // measurements that write (fsync), through host's trusted commands
   'report': 2, // Report / Finding types and the score: what rules produce and publishers read
   // 3: what crosses the wire, and the agent's bounded cluster state.

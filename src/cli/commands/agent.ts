@@ -9,6 +9,9 @@ import type { Report } from '../../report/types.ts';
 import type { WorkloadSnapshot } from '../../workload/snapshot.ts';
 import { createAgentMetrics } from '../../publish/metrics.ts';
 import { runScan } from '../../scan.ts';
+import { loadRuleSet } from '../../rules/rule-set.ts';
+import { SILENCE_ANNOTATION, describeSilence, silenceChanged, silenceOf, type Silence } from '../../agent/silence.ts';
+import type { NodeObject } from '../../kube/objects.ts';
 import { stripControls } from '../../text/terminal.ts';
 import { EXIT_OK, UsageError, listFlag, parseDuration, parseFlags, type Io } from '../io.ts';
 
@@ -92,13 +95,22 @@ export async function agentCommand(args: string[], io: Io): Promise<number> {
   const metrics = createAgentMetrics(version());
   const probes = new ProbeSchedule(probeInterval);
   let previous: Report | undefined;
-  const scan = async (cluster: WorkloadSnapshot): Promise<Report> => {
+  let silence: Silence | undefined;
+  const scan = async (cluster: WorkloadSnapshot, node: NodeObject | undefined): Promise<Report> => {
     const collectors = probes.collectorsFor(previous);
+    const rules = { ruleLocations: listFlag(values.rules), bundledRules: !values['no-bundled-rules'] };
+    const now = silenceOf(node);
+    if (silenceChanged(silence, now)) {
+      const known = new Set((await loadRuleSet({ ...rules, scope: 'node' })).map((rule) => rule.id));
+      const line = describeSilence(now, (id) => known.has(id));
+      if (line || silence) log(line || `no rule silenced on this Node (${SILENCE_ANNOTATION} removed or empty)`);
+    }
+    silence = now;
     previous = await runScan({
       cluster,
+      silenced: now.ids,
       hostRoot: values['host-root'] as string,
-      ruleLocations: listFlag(values.rules),
-      bundledRules: !values['no-bundled-rules'],
+      ...rules,
       nodeName,
       ...(collectors ? { collectors } : {}),
     });

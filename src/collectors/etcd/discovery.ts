@@ -220,7 +220,8 @@ async function fromUnit(host: HostRoot, ignored: string[]): Promise<EtcdDiscover
 /** kubespray's /etc/etcd.env without its unit (a partial copy): the data dir it names, if any. */
 async function fromKubesprayEnv(host: HostRoot, ignored: string[]): Promise<EtcdDiscovery | undefined> {
   const envFile = await host.readText(KUBESPRAY_ENV);
-  if (!envFile.ok) return undefined;
+  // Empty: the kubespray overlay's FileOrCreate mount on a node without one (a worker), not an etcd.
+  if (!envFile.ok || envFile.text.trim() === '') return undefined;
   const trust = await fileTrust(host, KUBESPRAY_ENV);
   if (!trust.trusted) {
     ignored.push(`${KUBESPRAY_ENV} is not used: ${trust.why}`);
