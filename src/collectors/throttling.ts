@@ -3,8 +3,11 @@
 // or Docker json-file format) and of the kubelet's journal (journalctl on the real root, log files
 // otherwise). Counts and the longest wait per component; every file is read backwards, bounded.
 // Any pod can print such a line, so only the control plane's static pods and the kubelet are judged
-// (they make the total); other pods are counted apart, as information. No log line is copied out:
-// the longest wait is described by its time, delay, verb and path (query and tokens removed).
+// (they make the total); other pods are counted apart, as information. The judged logs are read
+// first, with their own byte budget, and set the window: however many pods and bytes tenants log,
+// they can neither push the control plane's logs out of the scan nor move its window. No log line
+// is copied out: the longest wait is described by its time, delay, verb and path (query and tokens
+// removed).
 import type { Collector } from './collector.ts';
 import type { FactSet } from '../facts/fact-set.ts';
 import type { HostRoot } from '../host/host-root.ts';
@@ -26,12 +29,15 @@ const STATIC_COMPONENTS: Record<string, Component> = {
 const OTHER_PODS_NOTE = 'information only, not judged: any pod can print a throttling line';
 const KUBELET_LOGS = ['/var/log/kubelet.log', '/var/log/k3s.log', '/var/log/rke2.log', '/var/log/syslog', '/var/log/messages'];
 const JOURNAL_UNITS = ['kubelet', 'k3s', 'k3s-agent', 'rke2-server', 'rke2-agent'];
-const MAX_POD_DIRS = 500;
-const MAX_TOTAL_BYTES = 512 * 1024 * 1024;
+const MAX_OTHER_POD_DIRS = 500;
+const MiB = 1024 * 1024;
+/** Bytes read per scan: the control plane's static pods and the kubelet, and apart, every other pod. */
+export const DEFAULT_BUDGETS = { judgedBytes: 384 * MiB, otherPodsBytes: 128 * MiB };
 
 export interface ThrottlingOptions {
   windowMs?: number;
   limits?: ScanLimits;
+  budgets?: typeof DEFAULT_BUDGETS;
   /** Wall clock for the window's end; default: now on the real root, the newest log line on a snapshot. */
   clock?: () => number;
 }
@@ -40,18 +46,40 @@ interface Evidence {
   tally: ThrottleTally;
   sources: string[];
   scanned: boolean;
+  /** Files found and left unread (budget): the component's logs exist, its count is not known. */
+  unread: number;
   partial: string[];
 }
+
+interface LogFile { path: string; component: Component }
+
+/** What is left of one budget, and what it is called in a reason. */
+interface Budget { leftBytes: number; what: string; totalBytes: number }
 
 function podComponent(podDir: string): Component {
   const name = STATIC_POD_DIR.exec(podDir)?.[1];
   return name ? (STATIC_COMPONENTS[name] as Component) : 'otherPods';
 }
 
-async function podLogFiles(host: HostRoot): Promise<{ path: string; component: Component }[]> {
+/**
+ * Pod log files, the control plane's static pods apart from the others: those are looked for among
+ * every pod directory, whatever sorts before them; other pods are at most MAX_OTHER_POD_DIRS.
+ */
+async function podLogFiles(host: HostRoot): Promise<{ judged: LogFile[]; others: LogFile[]; othersLeft: number }> {
   const pods = await host.listDir('/var/log/pods');
-  const files: { path: string; component: Component }[] = [];
-  for (const pod of (pods.ok ? pods.entries : []).slice(0, MAX_POD_DIRS)) {
+  const entries = pods.ok ? pods.entries : [];
+  const judgedDirs = entries.filter((pod) => podComponent(pod) !== 'otherPods');
+  const otherDirs = entries.filter((pod) => podComponent(pod) === 'otherPods');
+  return {
+    judged: await logsOf(host, judgedDirs),
+    others: await logsOf(host, otherDirs.slice(0, MAX_OTHER_POD_DIRS)),
+    othersLeft: Math.max(0, otherDirs.length - MAX_OTHER_POD_DIRS),
+  };
+}
+
+async function logsOf(host: HostRoot, podDirs: string[]): Promise<LogFile[]> {
+  const files: LogFile[] = [];
+  for (const pod of podDirs) {
     const containers = await host.listDir(`/var/log/pods/${pod}`);
     for (const container of containers.ok ? containers.entries : []) {
       const logs = await host.listDir(`/var/log/pods/${pod}/${container}`);
@@ -88,22 +116,28 @@ function coverageNote(scan: FileScan): string | undefined {
   return undefined;
 }
 
-async function windowFor(host: HostRoot, paths: string[], options: ThrottlingOptions): Promise<ScanWindow> {
+/** On a snapshot the window ends at the newest line of the first group of files that has a dated line (judged logs first). */
+async function windowFor(host: HostRoot, groups: string[][], options: ThrottlingOptions): Promise<ScanWindow> {
   const windowMs = options.windowMs ?? 3_600_000;
   let endMs = options.clock?.() ?? (host.isRealRoot ? Date.now() : undefined);
-  if (endMs === undefined) {
-    const year = new Date().getUTCFullYear();
+  const year = new Date().getUTCFullYear();
+  for (const paths of groups) {
+    if (endMs !== undefined) break;
     for (const path of paths) {
       const t = await newestLineTime(host, path, year);
       if (t !== undefined && (endMs === undefined || t > endMs)) endMs = t;
     }
-    endMs ??= Date.now();
   }
+  endMs ??= Date.now();
   return { startMs: endMs - windowMs, endMs, referenceYear: new Date(endMs).getUTCFullYear() };
 }
 
 function setComponentFacts(facts: FactSet, key: string, evidence: Evidence, window: ScanWindow, absent: string): void {
   const minutes = Math.round((window.endMs - window.startMs) / 60_000);
+  if (!evidence.scanned && evidence.unread > 0) {
+    for (const suffix of ['count', 'maxWaitMs']) facts.unknown(`throttling.${key}.${suffix}`, evidence.partial.join('; '));
+    return;
+  }
   if (!evidence.scanned) {
     facts.set(`throttling.${key}.count`, null, 'inferred', absent);
     facts.set(`throttling.${key}.maxWaitMs`, null, 'inferred', absent);
@@ -127,28 +161,32 @@ export function createThrottlingCollector(options: ThrottlingOptions = {}): Coll
     provides: [...keys, 'throttling.windowMinutes'],
     async collect({ host, facts }) {
       const limits = options.limits ?? DEFAULT_LIMITS;
-      const podFiles = await podLogFiles(host);
+      const budgets = options.budgets ?? DEFAULT_BUDGETS;
+      const pods = await podLogFiles(host);
       const kubeletFiles: string[] = [];
       for (const path of KUBELET_LOGS) if (await host.exists(path)) kubeletFiles.push(path);
-      const window = await windowFor(host, [...podFiles.map((f) => f.path), ...kubeletFiles], options);
+      const window = await windowFor(host, [[...pods.judged.map((f) => f.path), ...kubeletFiles], pods.others.map((f) => f.path)], options);
       facts.set('throttling.windowMinutes', Math.round((window.endMs - window.startMs) / 60_000), 'default', `ends ${new Date(window.endMs).toISOString()}`);
 
-      const evidence = new Map<Component, Evidence>(COMPONENTS.map((c) => [c, { tally: newTally(), sources: [], scanned: false, partial: [] }]));
-      let totalBytes = 0;
-      const record = (component: Component, scan: FileScan): void => {
-        const e = evidence.get(component) as Evidence;
-        totalBytes += scan.scannedBytes;
-        const note = coverageNote(scan);
+      const evidence = new Map<Component, Evidence>(COMPONENTS.map((c) => [c, { tally: newTally(), sources: [], scanned: false, unread: 0, partial: [] }]));
+      const judgedBudget: Budget = { leftBytes: budgets.judgedBytes, totalBytes: budgets.judgedBytes, what: 'control plane and kubelet' };
+      const scan = async (file: LogFile, budget: Budget, keep?: (line: string) => boolean): Promise<void> => {
+        const e = evidence.get(file.component) as Evidence;
+        if (budget.leftBytes <= 0) {
+          e.unread += 1;
+          e.partial.push(`${file.path} not read: the ${budget.what} log budget (${Math.round(budget.totalBytes / MiB)} MiB per scan) was used up`);
+          return;
+        }
+        const result = await scanLogBackwards(host, file.path, window, { ...limits, budgetBytes: Math.min(limits.budgetBytes, budget.leftBytes) }, keep);
+        budget.leftBytes -= result.scannedBytes;
+        const note = coverageNote(result);
         if (note) e.partial.push(note);
-        if (scan.error) return;
+        if (result.error) return;
         e.scanned = true;
-        e.sources.push(scan.path);
-        mergeTallies(e.tally, scan.tally);
+        e.sources.push(result.path);
+        mergeTallies(e.tally, result.tally);
       };
-      for (const file of podFiles) {
-        if (totalBytes >= MAX_TOTAL_BYTES) break;
-        record(file.component, await scanLogBackwards(host, file.path, window, limits));
-      }
+      for (const file of pods.judged) await scan(file, judgedBudget);
       const kubelet = evidence.get('kubelet') as Evidence;
       const journal = host.isRealRoot ? await journalHits(host, window) : undefined;
       if (journal && typeof journal !== 'string') {
@@ -157,8 +195,11 @@ export function createThrottlingCollector(options: ThrottlingOptions = {}): Coll
         mergeTallies(kubelet.tally, journal.tally);
       } else {
         if (typeof journal === 'string') kubelet.partial.push(`journal not read: ${journal}`);
-        for (const path of kubeletFiles) record('kubelet', await scanLogBackwards(host, path, window, limits, kubeletLine(path)));
+        for (const path of kubeletFiles) await scan({ path, component: 'kubelet' }, judgedBudget, kubeletLine(path));
       }
+      const othersBudget: Budget = { leftBytes: budgets.otherPodsBytes, totalBytes: budgets.otherPodsBytes, what: 'other pods\'' };
+      for (const file of pods.others) await scan(file, othersBudget);
+      if (pods.othersLeft > 0) evidence.get('otherPods')?.partial.push(`${pods.othersLeft} more pod directories not read (at most ${MAX_OTHER_POD_DIRS})`);
       setComponentFacts(facts, 'kubelet', kubelet, window, `no kubelet journal or log file (${KUBELET_LOGS.join(', ')})`);
       for (const c of COMPONENTS.filter((c) => c !== 'kubelet' && c !== 'otherPods')) setComponentFacts(facts, c, evidence.get(c) as Evidence, window, 'no such pod logs under /var/log/pods on this node');
       const other = evidence.get('otherPods') as Evidence;
@@ -167,9 +208,11 @@ export function createThrottlingCollector(options: ThrottlingOptions = {}): Coll
       const all = JUDGED.map((c) => evidence.get(c) as Evidence);
       const totalTally = newTally();
       for (const e of all) mergeTallies(totalTally, e.tally);
-      const total: Evidence = { tally: totalTally, sources: all.flatMap((e) => e.sources), scanned: all.some((e) => e.scanned), partial: all.flatMap((e) => e.partial) };
+      const total: Evidence = { tally: totalTally, sources: all.flatMap((e) => e.sources), scanned: all.some((e) => e.scanned), unread: 0, partial: all.flatMap((e) => e.partial) };
       if (total.scanned) setComponentFacts(facts, 'total', total, window, '');
-      else {
+      else if (all.some((e) => e.unread > 0)) {
+        for (const suffix of ['count', 'maxWaitMs']) facts.unknown(`throttling.total.${suffix}`, total.partial.join('; '));
+      } else {
         const why = `no logs to read: no control-plane static pod logs under /var/log/pods, no kubelet journal or log file (${KUBELET_LOGS.join(', ')}); other pods' lines are not judged`;
         for (const suffix of ['count', 'maxWaitMs']) facts.unknown(`throttling.total.${suffix}`, `${why}${total.partial.length ? `; ${total.partial.join('; ')}` : ''}`);
       }
