@@ -63,6 +63,21 @@ export class Credentials {
     return { agent: this.agentFor(opts), headers };
   }
 
+  /**
+   * For a call to this node's kubelet with the same identity: the bearer token (none for a client
+   * certificate or basic auth: only a token is sent to the kubelet, whose webhook authentication
+   * checks it with a TokenReview) and the cluster's CA (what the kubelet's serving certificate is
+   * verified against when no other CA is given).
+   */
+  async bearerAndCa(): Promise<{ token: string | undefined; ca: string | undefined }> {
+    const { headers } = await this.apply();
+    const bearer = /^Bearer (\S+)$/.exec(headers.Authorization ?? headers.authorization ?? '');
+    const opts: https.RequestOptions = {};
+    await this.config.kc.applyToHTTPSOptions(opts).catch(() => undefined);
+    const ca = opts.ca === undefined ? undefined : Array.isArray(opts.ca) ? opts.ca.map(String).join('\n') : String(opts.ca);
+    return { token: bearer?.[1], ca };
+  }
+
   /** After a 401: load the configuration again (new exec credential, files re-read). False when done too recently. */
   refresh(): boolean {
     const now = performance.now();
