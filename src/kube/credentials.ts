@@ -47,6 +47,12 @@ export class Credentials {
   }
 
   async apply(): Promise<RequestAuth> {
+    const { opts, headers } = await this.applied();
+    return { agent: this.agentFor(opts), headers };
+  }
+
+  /** What applyToHTTPSOptions gives (TLS material) and the request headers, the token file's token the newest. */
+  private async applied(): Promise<{ opts: https.RequestOptions; headers: Record<string, string> }> {
     const opts: https.RequestOptions = {};
     try {
       await this.config.kc.applyToHTTPSOptions(opts);
@@ -60,7 +66,7 @@ export class Credentials {
     if (typeof opts.auth === 'string') headers.Authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
     const fileToken = this.currentFileToken();
     if (fileToken) headers.Authorization = `Bearer ${fileToken}`;
-    return { agent: this.agentFor(opts), headers };
+    return { opts, headers };
   }
 
   /**
@@ -70,10 +76,8 @@ export class Credentials {
    * verified against when no other CA is given).
    */
   async bearerAndCa(): Promise<{ token: string | undefined; ca: string | undefined }> {
-    const { headers } = await this.apply();
+    const { opts, headers } = await this.applied();
     const bearer = /^Bearer (\S+)$/.exec(headers.Authorization ?? headers.authorization ?? '');
-    const opts: https.RequestOptions = {};
-    await this.config.kc.applyToHTTPSOptions(opts).catch(() => undefined);
     const ca = opts.ca === undefined ? undefined : Array.isArray(opts.ca) ? opts.ca.map(String).join('\n') : String(opts.ca);
     return { token: bearer?.[1], ca };
   }

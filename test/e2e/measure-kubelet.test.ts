@@ -179,6 +179,7 @@ describe('measure pod-startup on real kubelets (hollow nodes at 5/10 and 50/100)
           if (got.ok) exposed = got.text;
         }
         const line = /^node_tuning_advisor_kubelet_pod_start_p99_seconds\{histogram="pod_start_sli"\} (\S+)$/m.exec(exposed);
+        assert.match(exposed, /^node_tuning_advisor_kubelet_metrics_read\{result="ok"\} 1$/m, 'read over plain HTTP after the TLS handshake met a plain-HTTP answer');
         assert.ok(line, `the agent exposes the kubelet SLI p99:\n${exposed.split('\n').filter((l) => l.includes('kubelet_pod_start')).join('\n')}`);
         t.diagnostic(`agent: ${exposed.split('\n').filter((l) => /^node_tuning_advisor_kubelet_pod_start/.test(l)).join('; ')}`);
         const promtool = requireTool(t, 'promtool', 'prometheus');
