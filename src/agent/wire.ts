@@ -11,7 +11,7 @@ import { WorkloadState } from '../workload/state.ts';
 import type { WorkloadSnapshot } from '../workload/snapshot.ts';
 import type { NodeObject } from '../kube/objects.ts';
 import { KubeletSliTracker } from './kubelet-sli.ts';
-import { fetchLocalText } from '../host/local-http.ts';
+import { KubeletMetricsReader, kubeletTarget, type KubeletTarget } from './kubelet-metrics.ts';
 
 export interface WireOptions {
   kubeconfig: string | undefined;
@@ -29,12 +29,8 @@ export interface WireOptions {
   workload?: WorkloadState;
   /** In-cluster configuration: KUBERNETES_SERVICE_HOST/PORT (default process.env). */
   env?: NodeJS.ProcessEnv;
-  /**
-   * The kubelet's plain-HTTP /metrics (loopback or this node's own address); default: port
-   * status.daemonEndpoints.kubeletEndpoint of this Node on 127.0.0.1, which answers plain HTTP only
-   * where the kubelet serves it so (hollow nodes); a kubelet on HTTPS is not read yet.
-   */
-  kubeletMetricsUrl?: string;
+  /** How the kubelet's /metrics is read (kubelet-metrics.ts): --kubelet-ca-file, --kubelet-insecure-tls. */
+  kubelet?: { caFile?: string; insecureTls?: boolean; address?: string };
 }
 
 export function wireAgent(opts: WireOptions): Agent {
@@ -48,18 +44,25 @@ export function wireAgent(opts: WireOptions): Agent {
   const state = opts.workload ?? new WorkloadState({
     nodeName: opts.nodeName, onPhase: (phase, seconds) => opts.metrics?.observePodPhase(phase, seconds),
   });
-  let kubeletPort: number | undefined;
+  let kubelet: KubeletTarget | undefined;
   watcher.subscribe((node) => {
     state.nodeSeen(node);
     state.synced('node');
-    const port = (node as { status?: { daemonEndpoints?: { kubeletEndpoint?: { Port?: unknown } } } })?.status?.daemonEndpoints?.kubeletEndpoint?.Port;
-    kubeletPort = typeof port === 'number' && Number.isInteger(port) && port > 0 && port < 65536 ? port : undefined;
+    kubelet = kubeletTarget(node, opts.nodeName, opts.kubelet?.address);
   });
   const sli = new KubeletSliTracker();
+  const reader = new KubeletMetricsReader({ credentials: () => client.bearerAndCa(), caFile: opts.kubelet?.caFile, insecureTls: opts.kubelet?.insecureTls });
+  let lastRead: string | undefined;
   const scrapeKubelet = async (): Promise<void> => {
-    const url = opts.kubeletMetricsUrl ?? (kubeletPort === undefined ? undefined : `http://127.0.0.1:${kubeletPort}/metrics`);
-    if (url === undefined || opts.metrics === undefined) return;
-    const got = await fetchLocalText(url, { timeoutMs: 5000 });
+    if (opts.metrics === undefined) return;
+    const got = kubelet === undefined
+      ? { ok: false as const, result: 'no_endpoint' as const, reason: `Node ${opts.nodeName} names no kubelet port (status.daemonEndpoints.kubeletEndpoint)` }
+      : await reader.read(kubelet);
+    // The p99 is unknown (absent) while the kubelet cannot be read; the reason is logged once per change.
+    opts.metrics.setKubeletRead(got.ok ? 'ok' : got.result);
+    const line = got.ok ? `kubelet /metrics: read from ${got.url}` : `kubelet /metrics not read, its start-up p99 is unknown: ${got.reason}`;
+    if (line !== lastRead) opts.log(line);
+    lastRead = line;
     if (!got.ok) return;
     const interval = sli.scrape(got.text);
     if (interval) opts.metrics.setKubeletSli(interval);

@@ -51,27 +51,34 @@ export function fetchLocalText(url: string, options: LocalFetchOptions = {}): Pr
       host: target.ip, port: parsed.port || 80, path: `${parsed.pathname}${parsed.search}`, method: 'GET',
       headers: { host: parsed.host, accept: 'text/plain', 'accept-encoding': 'identity' },
       signal: AbortSignal.timeout(options.timeoutMs ?? 3000),
-    }, (res) => {
-      const status = res.statusCode ?? 0;
-      if (status >= 300 && status < 400) return fail(`answered a redirect (HTTP ${status}); redirects are not followed`);
-      if (status !== 200) return fail(`answered HTTP ${status}`);
-      const encoding = String(res.headers['content-encoding'] ?? 'identity').toLowerCase();
-      if (encoding !== 'identity') return fail(`sent a ${encoding}-compressed body though asked for identity; not read`);
-      if (Number(res.headers['content-length'] ?? 0) > maxBytes) return fail(`announces ${res.headers['content-length']} bytes, over the ${maxBytes}-byte cap; not read`);
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        if (size > maxBytes) return fail(`sent more than ${maxBytes} bytes; not read`);
-        chunks.push(chunk);
-      });
-      res.on('end', () => resolve({ ok: true, url, text: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', () => undefined);
-    });
+    }, (res) => readCappedBody(res, maxBytes, fail, (text) => resolve({ ok: true, url, text })));
     req.on('error', (error: NodeJS.ErrnoException) => {
       const timedOut = error.name === 'AbortError' || error.code === 'ABORT_ERR';
       resolve({ ok: false, url, reason: timedOut ? `${url} gave no complete answer within ${options.timeoutMs ?? 3000} ms` : `${url} is not reachable (${error.code ?? error.message})` });
     });
     req.end();
   });
+}
+
+/**
+ * A 200 response's body, identity-encoded, at most maxBytes (announced or streamed); anything else
+ * goes to fail with the reason (redirects are not followed). Shared with the kubelet's HTTPS reader.
+ */
+export function readCappedBody(res: import('node:http').IncomingMessage, maxBytes: number, fail: (reason: string) => void, done: (text: string) => void): void {
+  const status = res.statusCode ?? 0;
+  if (status >= 300 && status < 400) return fail(`answered a redirect (HTTP ${status}); redirects are not followed`);
+  if (status !== 200) return fail(`answered HTTP ${status}`);
+  const encoding = String(res.headers['content-encoding'] ?? 'identity').toLowerCase();
+  if (encoding !== 'identity') return fail(`sent a ${encoding}-compressed body though asked for identity; not read`);
+  if (Number(res.headers['content-length'] ?? 0) > maxBytes) return fail(`announces ${res.headers['content-length']} bytes, over the ${maxBytes}-byte cap; not read`);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let over = false;
+  res.on('data', (chunk: Buffer) => {
+    size += chunk.length;
+    if (size > maxBytes) { over = true; return fail(`sent more than ${maxBytes} bytes; not read`); }
+    chunks.push(chunk);
+  });
+  res.on('end', () => { if (!over) done(Buffer.concat(chunks).toString('utf8')); });
+  res.on('error', () => undefined);
 }

@@ -107,6 +107,11 @@ export class KubeClient {
     return { ...this.requests.counters };
   }
 
+  /** This identity's bearer token and the cluster CA, for a call to the node's kubelet (not the API server). */
+  bearerAndCa(): Promise<{ token: string | undefined; ca: string | undefined }> {
+    return this.requests.bearerAndCa();
+  }
+
   get stopped(): boolean {
     return this.requests.stopped;
   }

@@ -48,6 +48,12 @@ export class Credentials {
   }
 
   async apply(): Promise<RequestAuth> {
+    const { opts, headers } = await this.applied();
+    return { agent: this.agentFor(opts), headers };
+  }
+
+  /** What applyToHTTPSOptions gives (TLS material) and the request headers, the token file's token the newest. */
+  private async applied(): Promise<{ opts: https.RequestOptions; headers: Record<string, string> }> {
     const opts: https.RequestOptions = {};
     try {
       await this.config.kc.applyToHTTPSOptions(opts);
@@ -61,7 +67,20 @@ export class Credentials {
     if (typeof opts.auth === 'string') headers.Authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
     const fileToken = this.currentFileToken();
     if (fileToken) headers.Authorization = `Bearer ${fileToken}`;
-    return { agent: this.agentFor(opts), headers };
+    return { opts, headers };
+  }
+
+  /**
+   * For a call to this node's kubelet with the same identity: the bearer token (none for a client
+   * certificate or basic auth: only a token is sent to the kubelet, whose webhook authentication
+   * checks it with a TokenReview) and the cluster's CA (what the kubelet's serving certificate is
+   * verified against when no other CA is given).
+   */
+  async bearerAndCa(): Promise<{ token: string | undefined; ca: string | undefined }> {
+    const { opts, headers } = await this.applied();
+    const bearer = /^Bearer (\S+)$/.exec(headers.Authorization ?? headers.authorization ?? '');
+    const ca = opts.ca === undefined ? undefined : Array.isArray(opts.ca) ? opts.ca.map(String).join('\n') : String(opts.ca);
+    return { token: bearer?.[1], ca };
   }
 
   /** After a 401: load the configuration again (new exec credential, files re-read). False when done too recently. */

@@ -107,6 +107,11 @@ export class Requests {
     return this.credentials.server;
   }
 
+  /** The bearer token and cluster CA of this identity, for the kubelet (`Credentials.bearerAndCa`). */
+  bearerAndCa(): Promise<{ token: string | undefined; ca: string | undefined }> {
+    return this.credentials.bearerAndCa();
+  }
+
   get stopped(): boolean {
     return this.stopping !== undefined;
   }

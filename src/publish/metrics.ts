@@ -47,7 +47,13 @@ export interface AgentMetrics {
   observePodPhase(phase: string, seconds: number): void;
   /** The kubelet's own start-up histograms over the last scan interval (p99 from bucket deltas). */
   setKubeletSli(interval: Record<string, { samples: number; p99Seconds: number | null }>): void;
+  /** How the last read of the kubelet's /metrics went (a KUBELET_READ_RESULTS value); not ok: the p99 gauges are cleared. */
+  setKubeletRead(result: KubeletReadResult): void;
 }
+
+/** What one read of the kubelet's /metrics came to (src/agent/kubelet-metrics.ts): the bounded label of kubelet_metrics_read. */
+export const KUBELET_READ_RESULTS = ['ok', 'forbidden', 'unauthorized', 'tls', 'unreachable', 'error', 'no_endpoint'] as const;
+export type KubeletReadResult = (typeof KUBELET_READ_RESULTS)[number];
 
 /** Histogram keys of the kubelet's /metrics → the label value here. */
 const KUBELET_SLI_LABELS: Record<string, string> = { sli: 'pod_start_sli', total: 'pod_start_total', imagePull: 'image_pull', sandbox: 'run_podsandbox' };
@@ -201,6 +207,13 @@ export function createAgentMetrics(version: string): AgentMetrics {
     help: 'Observations in the kubelet\'s start-up histograms over the last scan interval (0: no pod started, the p99 is absent).',
     labelNames: ['histogram'], registers: [registry],
   });
+  const kubeletRead = new Gauge({
+    name: `${P}kubelet_metrics_read`,
+    help: 'How the last read of this node\'s kubelet /metrics went (value 1 on one result): ok; forbidden (HTTP 403: the agent\'s ServiceAccount lacks get nodes/metrics); ' +
+      'unauthorized (HTTP 401: the kubelet did not accept its token); tls (serving certificate not trusted: --kubelet-ca-file or --kubelet-insecure-tls); unreachable; error; no_endpoint (the Node names no kubelet port). ' +
+      'Not ok: kubelet_pod_start_p99_seconds is absent (unknown); the agent logs the reason.',
+    labelNames: ['result'], registers: [registry],
+  });
   let joined = false;
   let changed = true;
   let cache: { text: string; at: number } | undefined;
@@ -246,6 +259,12 @@ export function createAgentMetrics(version: string): AgentMetrics {
         kubeletSamples.set({ histogram }, value.samples);
         if (value.p99Seconds !== null) kubeletP99.set({ histogram }, value.p99Seconds);
       }
+    },
+    setKubeletRead(result) {
+      touch();
+      kubeletRead.reset();
+      for (const r of KUBELET_READ_RESULTS) kubeletRead.set({ result: r }, r === result ? 1 : 0);
+      if (result !== 'ok') { kubeletP99.reset(); kubeletSamples.reset(); }
     },
   };
 }

@@ -42,6 +42,16 @@ test('agent --once --dry-run scans the host and prints the patch; bad flags name
   assert.match(noNode.err, /pass --node-name NAME or set NODE_NAME/);
   const addr = await cli(['agent', '--kubeconfig', kubeconfig, '--node-name', 'w', '--metrics-addr', 'nope']);
   assert.match(addr.err, /--metrics-addr "nope" is not HOST:PORT/);
+  const ca = await cli(['agent', '--kubeconfig', kubeconfig, '--node-name', 'w', '--kubelet-ca-file', '/nonexistent/kubelet-ca.crt']);
+  assert.equal(ca.code, 2);
+  assert.match(ca.err, /--kubelet-ca-file \/nonexistent\/kubelet-ca\.crt: cannot be read \(ENOENT\); give a PEM file with the CA that signed the kubelet's serving certificate/);
+  const notPem = await cli(['agent', '--kubeconfig', kubeconfig, '--node-name', 'w', '--kubelet-ca-file', kubeconfig]);
+  assert.equal(notPem.code, 2);
+  assert.match(notPem.err, /--kubelet-ca-file .*: holds no PEM certificate/);
+  const address = await cli(['agent', '--kubeconfig', kubeconfig, '--node-name', 'w', '--kubelet-address', 'node-1.example']);
+  assert.equal(address.code, 2);
+  assert.match(address.err, /--kubelet-address node-1\.example is not an IP address/);
+  assert.doesNotMatch(ca.err + notPem.err + address.err, /\n\s+at /, 'no stack trace');
 });
 
 test('agent process publishes, serves /metrics, and exits 0 on SIGTERM', async (t) => {

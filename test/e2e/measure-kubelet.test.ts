@@ -155,10 +155,12 @@ describe('measure pod-startup on real kubelets (hollow nodes at 5/10 and 50/100)
         };
         const sli = new KubeletSliTracker();
         assert.equal(sli.scrape(await metrics()), undefined, 'the first scrape only sets the start of the interval');
-        // The agent on this node, scanning every 3 s: it reads the same endpoint and exposes the interval's p99.
+        // The agent on this node, scanning every 3 s: it reads the same endpoint and exposes the interval's p99
+        // (HTTPS first; the port answers plain HTTP, so plain HTTP without the token). The hollow kubelet
+        // registers 192.0.2.2 (unroutable) as its InternalIP: --kubelet-address names where it listens.
         const metricsPort = await freePort();
         const agent = spawn(process.execPath, [CLI, 'agent', '--kubeconfig', cp.kubeconfig, '--node-name', fast.name, '--interval', '3s', '--startup-jitter', '0s',
-          '--probe-interval', 'off', '--host-root', path.join(REPO, 'test/fixtures/hosts/seed-000-after'), '--metrics-addr', `127.0.0.1:${metricsPort}`], { stdio: ['ignore', 'ignore', 'ignore'] });
+          '--probe-interval', 'off', '--kubelet-address', '127.0.0.1', '--host-root', path.join(REPO, 'test/fixtures/hosts/seed-000-after'), '--metrics-addr', `127.0.0.1:${metricsPort}`], { stdio: ['ignore', 'ignore', 'ignore'] });
         t.after(() => { agent.kill('SIGTERM'); });
         const { m, diagnostic } = await measureAndCompare('hollow-fast');
         t.diagnostic(diagnostic);
@@ -177,6 +179,7 @@ describe('measure pod-startup on real kubelets (hollow nodes at 5/10 and 50/100)
           if (got.ok) exposed = got.text;
         }
         const line = /^node_tuning_advisor_kubelet_pod_start_p99_seconds\{histogram="pod_start_sli"\} (\S+)$/m.exec(exposed);
+        assert.match(exposed, /^node_tuning_advisor_kubelet_metrics_read\{result="ok"\} 1$/m, 'read over plain HTTP after the TLS handshake met a plain-HTTP answer');
         assert.ok(line, `the agent exposes the kubelet SLI p99:\n${exposed.split('\n').filter((l) => l.includes('kubelet_pod_start')).join('\n')}`);
         t.diagnostic(`agent: ${exposed.split('\n').filter((l) => /^node_tuning_advisor_kubelet_pod_start/.test(l)).join('; ')}`);
         const promtool = requireTool(t, 'promtool', 'prometheus');

@@ -32,8 +32,9 @@ const NOT_MOUNTED: Record<string, string> = {
 
 // nodes: list (not get) because the agent reads its Node through a list-watch; events: create only
 // (nothing patches Events), and only in "default" (a Role: kube-apiserver accepts Node Events there
-// and nowhere else). test/manifests/rbac-usage.test.ts derives the used part from a real run.
-const expected = { nodes: ['list', 'patch', 'watch'], pods: ['list', 'watch'],
+// and nowhere else); nodes/metrics: get only (the kubelet's /metrics, authorized by the kubelet with a
+// SubjectAccessReview; never nodes/proxy). test/manifests/rbac-usage.test.ts derives the used part from a real run.
+const expected = { nodes: ['list', 'patch', 'watch'], 'nodes/metrics': ['get'], pods: ['list', 'watch'],
   csidrivers: ['get', 'list', 'watch'], csinodes: ['get', 'list', 'watch'] };
 
 function grantsOf(role: K8sObject): Record<string, string[]> {
@@ -82,7 +83,7 @@ function checkPod(ds: K8sObject, probe: boolean): void {
   }
 }
 
-test('base: posture of the DaemonSet, and RBAC exactly nodes list/watch/patch, pods list/watch, csi get/list/watch; events create in "default"', (t) => {
+test('base: posture of the DaemonSet, and RBAC exactly nodes list/watch/patch, nodes/metrics get, pods list/watch, csi get/list/watch; events create in "default"', (t) => {
   const objects = build(t, BASE);
   if (!objects) return;
   const [ds] = byKind(objects, 'DaemonSet');

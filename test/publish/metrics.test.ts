@@ -95,8 +95,11 @@ test('metric names and help pass promtool check metrics', async (t) => {
   metrics.observePodPhase('creation', 17.3);
   metrics.observePodPhase('total', 18.5);
   metrics.setKubeletSli({ sli: { samples: 100, p99Seconds: 4.95 }, total: { samples: 100, p99Seconds: 4.95 }, imagePull: { samples: 0, p99Seconds: null }, sandbox: { samples: 100, p99Seconds: 0.08 } });
+  metrics.setKubeletRead('ok');
   const text = await metrics.registry.metrics();
   assert.match(text, /^node_tuning_advisor_kubelet_pod_start_p99_seconds\{histogram="pod_start_sli"\} 4\.95$/m);
+  assert.match(text, /^node_tuning_advisor_kubelet_metrics_read\{result="ok"\} 1$/m);
+  assert.match(text, /^node_tuning_advisor_kubelet_metrics_read\{result="forbidden"\} 0$/m);
   assert.doesNotMatch(text, /^node_tuning_advisor_kubelet_pod_start_p99_seconds\{histogram="image_pull"\}/m, 'no p99 without samples');
   const child = execFile(promtool, ['check', 'metrics']);
   const done = new Promise<{ code: number | null; out: string }>((resolve) => {

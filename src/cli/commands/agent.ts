@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import { DEFAULT_METRICS_ADDR, parseListenAddress, startMetricsServer } from '../../agent/metrics-server.ts';
 import { ProbeSchedule, type ProbeInterval } from '../../agent/probe-schedule.ts';
 import { wireAgent } from '../../agent/wire.ts';
+import { checkCaFile, checkKubeletAddress } from '../../agent/kubelet-metrics.ts';
 import { describeError } from '../../kube/errors.ts';
 import type { Report } from '../../report/types.ts';
 import type { WorkloadSnapshot } from '../../workload/snapshot.ts';
@@ -32,13 +33,19 @@ Flags:
   --no-bundled-rules     use only the --rules given
   --probe-interval DUR   etcd fsync probe (22 MiB of writes in etcd's data dir): off, auto or a
                          duration (default auto: off on workers, 6h on control-plane nodes)
+  --kubelet-ca-file FILE CA (PEM) that signed this node's kubelet serving certificate, for reading
+                         its HTTPS /metrics (default: the cluster's CA)
+  --kubelet-insecure-tls do not verify the kubelet's serving certificate (self-signed kubelets);
+                         the agent's token is then sent to whoever answers at the Node's address
+  --kubelet-address IP   where the kubelet listens (default: the Node's InternalIP, else ExternalIP)
   --dry-run              print the merge patch and Events instead of sending them (only reads)
   --once                 one scan and one publish, then exit (0 published, 1 gave up after retries)
   -h, --help             this help
 
 API use: one LIST and one watch each of this Node (fieldSelector metadata.name=NAME), the pods on it
 (fieldSelector spec.nodeName=NAME), CSIDriver objects and this node's CSINode; no periodic GET or LIST;
-writes only on change; client limit 1 request/s, burst 5; 429 honours Retry-After (watches too); errors
+writes only on change; after each scan one GET of the kubelet's /metrics (HTTPS with the agent's token,
+RBAC get nodes/metrics; plain HTTP only where the port answers plain HTTP, without the token); client limit 1 request/s, burst 5; 429 honours Retry-After (watches too); errors
 back off exponentially (1 s … 5 min, jittered). SIGTERM aborts what is in flight and exits within 2 s. Deploy-free try-out: agent --kubeconfig ~/.kube/config --node-name N --dry-run --once
 `;
 
@@ -73,6 +80,9 @@ export async function agentCommand(args: string[], io: Io): Promise<number> {
     rules: { type: 'string', multiple: true },
     'no-bundled-rules': { type: 'boolean' },
     'probe-interval': { type: 'string' },
+    'kubelet-ca-file': { type: 'string' },
+    'kubelet-insecure-tls': { type: 'boolean' },
+    'kubelet-address': { type: 'string' },
     'dry-run': { type: 'boolean' },
     once: { type: 'boolean' },
   }, 'agent');
@@ -87,6 +97,12 @@ export async function agentCommand(args: string[], io: Io): Promise<number> {
   const startupJitterMs = Math.min(intervalMs, parseDuration('--startup-jitter', values['startup-jitter'] as string, { allowZero: true }));
   const probe = values['probe-interval'] ?? 'auto';
   const probeInterval: ProbeInterval = probe === 'auto' ? 'auto' : probe === 'off' ? 0 : parseDuration('--probe-interval', probe);
+  const caFile = values['kubelet-ca-file'] as string | undefined;
+  const caProblem = caFile === undefined ? undefined : checkCaFile(caFile);
+  if (caProblem) throw new UsageError(caProblem);
+  const kubeletAddress = values['kubelet-address'] as string | undefined;
+  const addressProblem = kubeletAddress === undefined ? undefined : checkKubeletAddress(kubeletAddress);
+  if (addressProblem) throw new UsageError(addressProblem);
   let address;
   try { address = parseListenAddress(values['metrics-addr'] as string); } catch (err) { throw new UsageError((err as Error).message); }
   // Log lines carry API server error texts: no control character reaches a terminal or log viewer.
@@ -120,6 +136,7 @@ export async function agentCommand(args: string[], io: Io): Promise<number> {
   const agent = wireAgent({
     kubeconfig: values.kubeconfig, nodeName, scan, log, metrics,
     dryRunOut: values['dry-run'] ? io.stdout : undefined,
+    kubelet: { ...(caFile === undefined ? {} : { caFile }), ...(kubeletAddress === undefined ? {} : { address: kubeletAddress }), insecureTls: values['kubelet-insecure-tls'] === true },
     agent: { intervalMs, startupJitterMs: values.once ? 0 : startupJitterMs, once: values.once === true },
   });
   const server = values.once ? undefined : await startMetricsServer(metrics, address, () => agent.ready)

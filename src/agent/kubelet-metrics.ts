@@ -1,0 +1,174 @@
+// Reads this node's kubelet /metrics for the start-up histograms (kubelet-sli.ts), on the port the
+// Node names (status.daemonEndpoints.kubeletEndpoint, 10250 on a real kubelet) at the Node's own
+// address. A real kubelet serves it only over HTTPS and checks the caller with the API server: a
+// TokenReview of the bearer token, then a SubjectAccessReview of verb get, resource nodes,
+// subresource metrics, name = the node. So the agent sends its ServiceAccount token (RBAC: get
+// nodes/metrics) and verifies the serving certificate against --kubelet-ca-file, else the cluster's
+// CA, or not at all under --kubelet-insecure-tls (kubelets with self-signed serving certificates).
+//
+// Order: HTTPS first, because the kubeletEndpoint of every real kubelet is its authenticated HTTPS
+// port. Plain HTTP is tried only when that TLS handshake shows the port speaks plain HTTP (kubemark's
+// hollow kubelet, which has no TLS and no authn/authz), and without the token: the token never goes
+// over plain HTTP. A port found plain is remembered, so each later scan is one request; a failed plain
+// read forgets it (a kubelet restarted with TLS is read over HTTPS at the next scan).
+// Bounded: one deadline per exchange, the body capped while it streams in, no redirects, no compression.
+import { readFileSync, statSync } from 'node:fs';
+import type { IncomingMessage } from 'node:http';
+import type { KubeletReadResult } from '../publish/metrics.ts';
+import { DEFAULT_MAX_BODY_BYTES, fetchLocalText, readCappedBody } from '../host/local-http.ts';
+
+
+export type KubeletRead =
+  | { ok: true; text: string; url: string }
+  | { ok: false; result: Exclude<KubeletReadResult, 'ok'>; reason: string };
+
+export interface KubeletTarget {
+  /** An IP literal: --kubelet-address, else the Node's InternalIP (else ExternalIP), else 127.0.0.1. */
+  address: string;
+  port: number;
+  /** Names the serving certificate may be issued for: the node name and the Node's addresses. */
+  names: string[];
+}
+
+export interface KubeletReaderOptions {
+  /** The agent's bearer token and the cluster CA (from its kubeconfig / in-cluster service account). */
+  credentials(): Promise<{ token: string | undefined; ca: string | undefined }>;
+  /** --kubelet-ca-file: the CA that signed the kubelet's serving certificate (default: the cluster CA). */
+  caFile?: string;
+  /** --kubelet-insecure-tls: do not verify the kubelet's serving certificate (the token is still sent). */
+  insecureTls?: boolean;
+  timeoutMs?: number;
+  maxBytes?: number;
+}
+
+const MAX_CA_BYTES = 1024 * 1024;
+/** OpenSSL's errors when the server answered a TLS ClientHello with plain HTTP ("HTTP/1.1 400 …"): EPROTO with one of these. */
+const PLAIN_HTTP_ANSWER = /wrong version number|packet length too long|http request/i;
+const FIX_TLS = 'pass --kubelet-ca-file with the CA that signed the kubelet\'s serving certificate, or --kubelet-insecure-tls for a self-signed one';
+
+/** The Node's address (or --kubelet-address) and kubelet port, or undefined without a kubeletEndpoint. */
+export function kubeletTarget(node: unknown, nodeName: string, addressOverride?: string): KubeletTarget | undefined {
+  const status = (node as { status?: { daemonEndpoints?: { kubeletEndpoint?: { Port?: unknown } }; addresses?: unknown } })?.status;
+  const port = status?.daemonEndpoints?.kubeletEndpoint?.Port;
+  if (typeof port !== 'number' || !Number.isInteger(port) || port <= 0 || port >= 65536) return undefined;
+  const addresses = (Array.isArray(status?.addresses) ? status.addresses : [])
+    .filter((a): a is { type: string; address: string } => typeof a?.type === 'string' && typeof a?.address === 'string');
+  const isIp = (a: string): boolean => process.getBuiltinModule('node:net').isIP(a) !== 0;
+  const ip = (type: string) => addresses.find((a) => a.type === type && isIp(a.address))?.address;
+  const address = addressOverride ?? ip('InternalIP') ?? ip('ExternalIP') ?? '127.0.0.1';
+  return { address, port, names: [...new Set([nodeName, ...addresses.map((a) => a.address), address])] };
+}
+
+export class KubeletMetricsReader {
+  private readonly opts: KubeletReaderOptions;
+  private readonly plain = new Set<string>();
+
+  constructor(opts: KubeletReaderOptions) {
+    this.opts = opts;
+  }
+
+  async read(target: KubeletTarget): Promise<KubeletRead> {
+    const key = `${target.address}:${target.port}`;
+    if (this.plain.has(key)) return this.readPlain(target, key);
+    const got = await this.readHttps(target);
+    if (got === 'plain-http') {
+      this.plain.add(key);
+      return this.readPlain(target, key);
+    }
+    return got;
+  }
+
+  private async readPlain(target: KubeletTarget, key: string): Promise<KubeletRead> {
+    const host = target.address.includes(':') ? `[${target.address}]` : target.address;
+    const got = await fetchLocalText(`http://${host}:${target.port}/metrics`, {
+      timeoutMs: this.timeoutMs, maxBytes: this.opts.maxBytes ?? DEFAULT_MAX_BODY_BYTES,
+      ownAddresses: [...localAddresses(), target.address],
+    });
+    if (got.ok) return got;
+    this.plain.delete(key);
+    return { ok: false, result: 'unreachable', reason: `the kubelet's plain-HTTP port: ${got.reason}` };
+  }
+
+  private get timeoutMs(): number {
+    return this.opts.timeoutMs ?? 5000;
+  }
+
+  private async readHttps(target: KubeletTarget): Promise<KubeletRead | 'plain-http'> {
+    const host = target.address.includes(':') ? `[${target.address}]` : target.address;
+    const url = `https://${host}:${target.port}/metrics`;
+    let creds: { token: string | undefined; ca: string | undefined };
+    try {
+      creds = await this.opts.credentials();
+    } catch (err) {
+      return { ok: false, result: 'error', reason: `${url} not read: no credentials (${(err as Error).message})` };
+    }
+    let ca: string | undefined = creds.ca;
+    if (!this.opts.insecureTls && this.opts.caFile !== undefined) {
+      try {
+        ca = readCa(this.opts.caFile);
+      } catch (err) {
+        return { ok: false, result: 'tls', reason: `--kubelet-ca-file ${this.opts.caFile}: ${(err as Error).message}` };
+      }
+    }
+    const maxBytes = this.opts.maxBytes ?? DEFAULT_MAX_BODY_BYTES;
+    return new Promise((resolve) => {
+      const fail = (result: Exclude<KubeletReadResult, 'ok'>, reason: string): void => { req.destroy(); resolve({ ok: false, result, reason: `${url} ${reason}` }); };
+      const tls = process.getBuiltinModule('node:tls');
+      const req = process.getBuiltinModule('node:https').request({
+        host: target.address, port: target.port, path: '/metrics', method: 'GET', agent: false,
+        headers: { accept: 'text/plain', 'accept-encoding': 'identity', ...(creds.token ? { authorization: `Bearer ${creds.token}` } : {}) },
+        ...(ca === undefined ? {} : { ca }),
+        rejectUnauthorized: this.opts.insecureTls !== true,
+        // The certificate must be this node's: issued for its name or one of its addresses.
+        checkServerIdentity: (_host, cert) => (target.names.some((n) => tls.checkServerIdentity(n, cert) === undefined)
+          ? undefined : tls.checkServerIdentity(target.address, cert)),
+        signal: AbortSignal.timeout(this.timeoutMs),
+      }, (res: IncomingMessage) => {
+        const status = res.statusCode ?? 0;
+        if (status === 401) return fail('unauthorized', 'answered HTTP 401: the kubelet did not accept the agent\'s ServiceAccount token (its webhook token authentication must be on: authentication.webhook.enabled)');
+        if (status === 403) return fail('forbidden', 'answered HTTP 403: the kubelet\'s authorization (SubjectAccessReview) denied get nodes/metrics to the agent\'s ServiceAccount: grant get on nodes/metrics in its ClusterRole (manifests/base/rbac.yaml)');
+        readCappedBody(res, maxBytes, (reason) => fail('error', reason), (text) => resolve({ ok: true, text, url }));
+      });
+      req.on('error', (error: NodeJS.ErrnoException) => {
+        if ((error.code === 'EPROTO' || /^ERR_SSL_/.test(error.code ?? '')) && PLAIN_HTTP_ANSWER.test(error.message)) return resolve('plain-http');
+        const timedOut = error.name === 'AbortError' || error.code === 'ABORT_ERR';
+        if (timedOut) return resolve({ ok: false, result: 'unreachable', reason: `${url} gave no complete answer within ${this.timeoutMs} ms` });
+        if (isCertificateError(error)) return resolve({ ok: false, result: 'tls', reason: `${url}: the kubelet's serving certificate is not trusted (${error.code}): ${FIX_TLS}` });
+        resolve({ ok: false, result: 'unreachable', reason: `${url} is not reachable (${error.code ?? error.message})` });
+      });
+      req.end();
+    });
+  }
+}
+
+function isCertificateError(error: NodeJS.ErrnoException): boolean {
+  const code = error.code ?? '';
+  return code === 'ERR_TLS_CERT_ALTNAME_INVALID' || /CERT|SELF_SIGNED|UNABLE_TO_(GET|VERIFY)|LEAF_SIGNATURE/.test(code);
+}
+
+function readCa(file: string): string {
+  if (statSync(file).size > MAX_CA_BYTES) throw new Error(`larger than ${MAX_CA_BYTES} bytes`);
+  const text = readFileSync(file, 'utf8');
+  if (!text.includes('-----BEGIN CERTIFICATE-----')) throw new Error('holds no PEM certificate');
+  return text;
+}
+
+function localAddresses(): string[] {
+  return Object.values(process.getBuiltinModule('node:os').networkInterfaces()).flatMap((list) => (list ?? []).map((a) => a.address));
+}
+
+/** --kubelet-address: an IP literal (no name: nothing is resolved), or the reason it is not. */
+export function checkKubeletAddress(value: string): string | undefined {
+  return process.getBuiltinModule('node:net').isIP(value) === 0 ? `--kubelet-address ${value} is not an IP address; give the address the kubelet listens on, e.g. 127.0.0.1 with hostNetwork` : undefined;
+}
+
+/** A readable CA file or the reason it is not (checked at start: a bad flag is exit 2). */
+export function checkCaFile(file: string): string | undefined {
+  try {
+    readCa(file);
+    return undefined;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return `--kubelet-ca-file ${file}: ${code ? `cannot be read (${code})` : (err as Error).message}; give a PEM file with the CA that signed the kubelet's serving certificate`;
+  }
+}

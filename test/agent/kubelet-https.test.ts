@@ -1,0 +1,206 @@
+// The agent reads its kubelet's /metrics over HTTPS with its ServiceAccount token, as a real kubelet
+// demands. REAL: kube-apiserver (one control plane for the file) with the shipped RBAC
+// (manifests/base/rbac.yaml) and the agent's pod-bound token: every authentication and authorization
+// decision is the API server's own TokenReview and SubjectAccessReview answer. STAND-IN: the kubelet's
+// HTTP server (no kubelet binary here serves HTTPS with authn/authz; kubemark's hollow kubelet has
+// neither): a TLS server on a free port that does what the kubelet's webhook authenticator and
+// authorizer do (TokenReview of the bearer token; SubjectAccessReview of get nodes/metrics,
+// name = the node; both sent as system:node:NODE, as the kubelet sends them), answers 401/403 as the
+// kubelet does, and serves kubelet_pod_start_* histograms in the kubelet's text format (the HELP text
+// of kubelet v1.36, as in test/agent/kubelet-sli.test.ts). The agent is the real wiring (wireAgent)
+// with the project's client; its Node is read through its real list-watch.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer as createHttpsServer, type Server } from 'node:https';
+import { createServer as createHttpServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { parseAllDocuments } from 'yaml';
+import { wireAgent } from '../../src/agent/wire.ts';
+import { TokenBucket } from '../../src/kube/backoff.ts';
+import { createAgentMetrics, type AgentMetrics } from '../../src/publish/metrics.ts';
+import { ControlPlane, realServerTier } from '../helpers/control-plane.ts';
+import { createReadyNode } from '../helpers/kube-objects.ts';
+import { REPO } from '../helpers/manifests.ts';
+import { seedReport } from '../helpers/reports.ts';
+import { agentIdentity, type AgentIdentity } from '../helpers/shipped.ts';
+
+const run = promisify(execFile);
+const NODE = 'kubelet-https-1';
+const HELP = '# HELP kubelet_pod_start_sli_duration_seconds [ALPHA] Duration in seconds to start a pod, excluding time to pull images and run init containers, measured from pod creation timestamp to when all its containers are reported as started and observed via watch';
+/** The kubelet's histogram after `pods` pods, all in the 2-3 s bucket. */
+const kubeletMetrics = (pods: number): string => [
+  HELP, '# TYPE kubelet_pod_start_sli_duration_seconds histogram',
+  ...['0.5', '1', '2'].map((le) => `kubelet_pod_start_sli_duration_seconds_bucket{le="${le}"} 0`),
+  ...['3', '4', '5', '+Inf'].map((le) => `kubelet_pod_start_sli_duration_seconds_bucket{le="${le}"} ${pods}`),
+  `kubelet_pod_start_sli_duration_seconds_sum ${pods * 2.5}`, `kubelet_pod_start_sli_duration_seconds_count ${pods}`, '',
+].join('\n');
+
+async function certificate(dir: string, name: string, ca: { cert: string; key: string }): Promise<{ cert: string; key: string }> {
+  const base = path.join(dir, name);
+  await writeFile(`${base}.ext`, `subjectAltName = IP:127.0.0.1, DNS:${NODE}\nextendedKeyUsage = serverAuth\n`);
+  await run('openssl', ['req', '-new', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', `${base}.key`, '-subj', `/CN=${NODE}`, '-out', `${base}.csr`]);
+  await run('openssl', ['x509', '-req', '-in', `${base}.csr`, '-CA', ca.cert, '-CAkey', ca.key, '-set_serial', '0x01', '-days', '1', '-extfile', `${base}.ext`, '-out', `${base}.crt`]);
+  return { cert: await readFile(`${base}.crt`, 'utf8'), key: await readFile(`${base}.key`, 'utf8') };
+}
+
+async function selfSignedCa(dir: string, name: string): Promise<{ cert: string; key: string }> {
+  const base = path.join(dir, name);
+  await run('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', `${base}.key`, '-subj', `/CN=${name}`,
+    '-days', '1', '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign', '-out', `${base}.crt`]);
+  return { cert: `${base}.crt`, key: `${base}.key` };
+}
+
+describe('the agent reads its kubelet\'s /metrics over HTTPS with its token (real API server authn/authz)', realServerTier(), () => {
+  let cp: ControlPlane;
+  let tmp: string;
+  let agent: AgentIdentity;
+  let kubelet: Server;
+  let kubeletPort = 0;
+  let served = 0;
+  const decisions: string[] = [];
+  let kubeletCa: { cert: string; key: string };
+  let otherCa: { cert: string; key: string };
+  const certs: Record<string, { cert: string; key: string }> = {};
+
+  before(async () => {
+    tmp = await mkdtemp(path.join(tmpdir(), 'nta-kubelet-https-'));
+    cp = await ControlPlane.start();
+    for (const file of ['namespace.yaml', 'rbac.yaml']) {
+      for (const doc of parseAllDocuments(await readFile(path.join(REPO, 'manifests/base', file), 'utf8')).map((d) => d.toJS())) {
+        const group = doc.apiVersion === 'v1' ? '/api/v1' : `/apis/${doc.apiVersion}`;
+        const plural = `${doc.kind.toLowerCase()}s`;
+        await cp.must('POST', `${group}${doc.metadata.namespace ? `/namespaces/${doc.metadata.namespace}` : ''}/${plural}`, doc);
+      }
+    }
+    [kubeletCa, otherCa] = await Promise.all([selfSignedCa(tmp, 'kubelet-ca'), selfSignedCa(tmp, 'other-ca')]);
+    certs.kubelet = await certificate(tmp, 'kubelet', kubeletCa);
+    certs.other = await certificate(tmp, 'other', otherCa);
+    const nodeCert = await cp.clientCert(`system:node:${NODE}`, 'system:nodes');
+    const asNode = (kind: string, body: unknown) => cp.must('POST', `/apis/${kind}`, body, { cert: nodeCert });
+    // The kubelet's webhook authentication, then its webhook authorization of GET /metrics.
+    kubelet = createHttpsServer({ ...certs.kubelet }, (req, res) => {
+      void (async () => {
+        const token = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1];
+        const review = token === undefined ? undefined : await asNode('authentication.k8s.io/v1/tokenreviews', { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } });
+        if (!review?.status?.authenticated) { decisions.push('401'); res.writeHead(401).end('Unauthorized'); return; }
+        const user = review.status.user;
+        const sar = await asNode('authorization.k8s.io/v1/subjectaccessreviews', {
+          apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview',
+          spec: { user: user.username, groups: user.groups, uid: user.uid, extra: user.extra, resourceAttributes: { verb: 'get', resource: 'nodes', subresource: 'metrics', name: NODE, version: 'v1' } },
+        });
+        if (!sar.status?.allowed) {
+          decisions.push('403');
+          res.writeHead(403, { 'content-type': 'text/plain' }).end(`Forbidden (user=${user.username}, verb=get, resource=nodes, subresource(s)=[metrics])`);
+          return;
+        }
+        decisions.push(`200 ${user.username}`);
+        res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(kubeletMetrics(served++ === 0 ? 10 : 110));
+      })().catch((err) => { res.writeHead(500).end(String(err)); });
+    });
+    await new Promise<void>((resolve) => kubelet.listen(0, '127.0.0.1', resolve));
+    kubeletPort = (kubelet.address() as { port: number }).port;
+    await createReadyNode(cp, NODE);
+    await cp.must('PATCH', `/api/v1/nodes/${NODE}/status`, { status: { addresses: [{ type: 'InternalIP', address: '127.0.0.1' }, { type: 'Hostname', address: NODE }], daemonEndpoints: { kubeletEndpoint: { Port: kubeletPort } } } },
+      { contentType: 'application/merge-patch+json' });
+    agent = await agentIdentity(cp, NODE, tmp);
+  });
+  after(async () => {
+    kubelet?.close();
+    kubelet?.closeAllConnections();
+    await cp?.stop();
+    if (tmp) await rm(tmp, { recursive: true, force: true });
+  });
+
+  /** The real agent wiring until `until` holds for its exposition (or 20 s); its log lines. */
+  async function agentUntil(kubeletOpts: { caFile?: string; insecureTls?: boolean }, until: RegExp): Promise<{ text: string; logs: string[] }> {
+    const metrics: AgentMetrics = createAgentMetrics('test');
+    const logs: string[] = [];
+    const running = wireAgent({
+      kubeconfig: agent.kubeconfig, nodeName: NODE, log: (l) => logs.push(l), metrics, scan: async () => seedReport(),
+      limiter: new TokenBucket(100, 100), requestTimeoutMs: 10_000, kubelet: kubeletOpts,
+      agent: { intervalMs: 1500, startupJitterMs: 0, nodeReadTimeoutMs: 10_000, backoff: { baseMs: 50, capMs: 500 } },
+    });
+    const done = running.run();
+    let text = '';
+    for (let i = 0; i < 200 && !until.test(text); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      text = await metrics.render();
+    }
+    running.stop();
+    await done;
+    return { text, logs };
+  }
+
+  test('with the shipped RBAC the agent\'s token gets 200 and the agent exposes the kubelet SLI p99', async (t) => {
+    served = 0;
+    decisions.length = 0;
+    const { text, logs } = await agentUntil({ caFile: kubeletCa.cert }, /^node_tuning_advisor_kubelet_pod_start_p99_seconds\{histogram="pod_start_sli"\} /m);
+    t.diagnostic(`kubelet decisions: ${decisions.join(', ')}`);
+    assert.equal(decisions[0], '200 system:serviceaccount:node-tuning-advisor:node-tuning-advisor', 'the real TokenReview named the agent\'s ServiceAccount and the real SAR allowed it');
+    const p99 = /^node_tuning_advisor_kubelet_pod_start_p99_seconds\{histogram="pod_start_sli"\} (\S+)$/m.exec(text);
+    assert.ok(p99, `${text.split('\n').filter((l) => l.includes('kubelet_')).join('\n')}\n${logs.join('\n')}`);
+    assert.ok(Math.abs(Number(p99[1]) - 2.99) < 1e-9, '100 pods in the 2-3 s bucket between the two reads');
+    assert.match(text, /^node_tuning_advisor_kubelet_metrics_read\{result="ok"\} 1$/m);
+    assert.ok(logs.some((l) => l.includes(`kubelet /metrics: read from https://127.0.0.1:${kubeletPort}/metrics`)), logs.join('\n'));
+  });
+
+  test('a serving certificate not signed by the given CA is refused; --kubelet-insecure-tls reads it', async () => {
+    kubelet.setSecureContext({ ...certs.other });
+    try {
+      const refused = await agentUntil({ caFile: kubeletCa.cert }, /kubelet_metrics_read\{result="tls"\} 1/);
+      assert.match(refused.text, /^node_tuning_advisor_kubelet_metrics_read\{result="tls"\} 1$/m);
+      assert.doesNotMatch(refused.text, /^node_tuning_advisor_kubelet_pod_start_p99_seconds\{/m, 'no p99: unknown');
+      assert.ok(refused.logs.some((l) => /serving certificate is not trusted .*--kubelet-ca-file.*--kubelet-insecure-tls/.test(l)), refused.logs.join('\n'));
+      const cluster = await agentUntil({}, /kubelet_metrics_read\{result="tls"\} 1/);
+      assert.match(cluster.text, /^node_tuning_advisor_kubelet_metrics_read\{result="tls"\} 1$/m, 'nor against the cluster CA (the default)');
+      decisions.length = 0;
+      const insecure = await agentUntil({ caFile: kubeletCa.cert, insecureTls: true }, /kubelet_metrics_read\{result="ok"\} 1/);
+      assert.match(insecure.text, /^node_tuning_advisor_kubelet_metrics_read\{result="ok"\} 1$/m);
+      assert.ok(decisions[0]?.startsWith('200 '), 'the token was still checked by the real API server');
+    } finally {
+      kubelet.setSecureContext({ ...certs.kubelet });
+    }
+  });
+
+  test('without get nodes/metrics the real SubjectAccessReview says no: 403, the p99 unknown, the reason names nodes/metrics', async () => {
+    const role = await cp.must('GET', '/apis/rbac.authorization.k8s.io/v1/clusterroles/node-tuning-advisor');
+    const without = role.rules.filter((r: { resources: string[] }) => !r.resources.includes('nodes/metrics'));
+    assert.equal(without.length, role.rules.length - 1, 'the shipped ClusterRole has the nodes/metrics rule');
+    await cp.must('PUT', '/apis/rbac.authorization.k8s.io/v1/clusterroles/node-tuning-advisor', { ...role, rules: without });
+    try {
+      // The authorizer's RBAC cache follows the change within moments: wait until the server itself says no.
+      const sar = { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec: { user: 'system:serviceaccount:node-tuning-advisor:node-tuning-advisor', groups: ['system:serviceaccounts'], resourceAttributes: { verb: 'get', resource: 'nodes', subresource: 'metrics', name: NODE } } };
+      for (let i = 0; i < 100 && (await cp.must('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', sar)).status.allowed; i++) await new Promise((r) => setTimeout(r, 100));
+      decisions.length = 0;
+      const { text, logs } = await agentUntil({ caFile: kubeletCa.cert }, /kubelet_metrics_read\{result="forbidden"\} 1/);
+      assert.equal(decisions[0], '403', 'the real SAR denied it');
+      assert.match(text, /^node_tuning_advisor_kubelet_metrics_read\{result="forbidden"\} 1$/m);
+      assert.doesNotMatch(text, /^node_tuning_advisor_kubelet_pod_start_p99_seconds\{/m, 'no p99: unknown');
+      assert.ok(logs.some((l) => /not read, its start-up p99 is unknown: .*HTTP 403.*denied get nodes\/metrics.*grant get on nodes\/metrics/.test(l)), logs.join('\n'));
+    } finally {
+      await cp.must('PUT', '/apis/rbac.authorization.k8s.io/v1/clusterroles/node-tuning-advisor', { ...role, metadata: { ...role.metadata, resourceVersion: undefined } });
+    }
+  });
+
+  test('a port that answers plain HTTP (a hollow kubelet) is read over plain HTTP, without the token', async () => {
+    const seen: (string | undefined)[] = [];
+    const plain = createHttpServer((req, res) => { seen.push(req.headers.authorization); res.writeHead(200).end(kubeletMetrics(seen.length === 1 ? 0 : 100)); });
+    await new Promise<void>((resolve) => plain.listen(0, '127.0.0.1', resolve));
+    const port = (plain.address() as { port: number }).port;
+    await cp.must('PATCH', `/api/v1/nodes/${NODE}/status`, { status: { daemonEndpoints: { kubeletEndpoint: { Port: port } } } }, { contentType: 'application/merge-patch+json' });
+    try {
+      const { text, logs } = await agentUntil({}, /^node_tuning_advisor_kubelet_pod_start_p99_seconds\{histogram="pod_start_sli"\} /m);
+      assert.match(text, /^node_tuning_advisor_kubelet_metrics_read\{result="ok"\} 1$/m, logs.join('\n'));
+      assert.ok(seen.length >= 2 && seen.every((a) => a === undefined), 'no Authorization header over plain HTTP');
+      assert.ok(logs.some((l) => l.includes(`read from http://127.0.0.1:${port}/metrics`)), logs.join('\n'));
+    } finally {
+      plain.close();
+      plain.closeAllConnections();
+      await cp.must('PATCH', `/api/v1/nodes/${NODE}/status`, { status: { daemonEndpoints: { kubeletEndpoint: { Port: kubeletPort } } } }, { contentType: 'application/merge-patch+json' });
+    }
+  });
+});
