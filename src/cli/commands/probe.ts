@@ -1,6 +1,6 @@
 // `probe fsync`: etcd's fio disk test, in-process, on any directory.
 import { runFsyncProbe, DEFAULT_BLOCK_SIZE, DEFAULT_SIZE_BYTES, type FsyncProbeResult } from '../../probe/fsync.ts';
-import { hang } from '../../publish/terminal/layout.ts';
+import { hang } from '../../text/wrap.ts';
 import { terminalJson, terminalSafe } from '../../text/terminal.ts';
 import { EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, PIPE_COLUMNS, UsageError, oneOf, parseFlags, terminalWidth, type Io } from '../io.ts';
 import { progressOnTerminal } from '../progress.ts';
