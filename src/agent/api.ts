@@ -8,6 +8,7 @@ import { Informer, type InformerOptions } from '../kube/informer.ts';
 import type { EventObject, KubeObject, NodeObject } from '../kube/objects.ts';
 import { CSIDRIVERS, CSINODES, EVENTS, NODES, PODS, type ResourceRef } from '../kube/resources.ts';
 import type { AnnotationPatch } from '../wire/annotations.ts';
+import type { LabelPatch } from '../wire/node-labels.ts';
 import { POD_FIELDS } from '../workload/pod-view.ts';
 import type { AgentMetrics } from '../publish/metrics.ts';
 import type { WorkloadInformers } from './workload-watcher.ts';
@@ -60,14 +61,20 @@ export function agentInformers(client: KubeClient, nodeName: string, deps: { bac
   };
 }
 
+/** What one PATCH of the Node changes: our annotations, our labels (src/wire/node-labels.ts). */
+export interface NodeMetadataPatch {
+  annotations?: AnnotationPatch;
+  labels?: LabelPatch;
+}
+
 export interface WriteApi {
-  patchAnnotations(name: string, patch: AnnotationPatch): Promise<NodeObject>;
+  patchNode(name: string, patch: NodeMetadataPatch): Promise<NodeObject>;
   createEvent(event: EventObject): Promise<EventObject>;
 }
 
 export function agentWrites(client: KubeClient): WriteApi {
   return {
-    patchAnnotations: (name, annotations) => client.patch<NodeObject>(NODES, name, { metadata: { annotations } }),
+    patchNode: (name, metadata) => client.patch<NodeObject>(NODES, name, { metadata }),
     createEvent: (event) => client.create<EventObject>(EVENTS, event, { namespace: event.metadata.namespace ?? 'default' }),
   };
 }

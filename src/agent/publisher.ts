@@ -1,4 +1,4 @@
-// One publish: diff the rendered annotations against the watched Node, patch only on difference,
+// One publish: diff the rendered annotations and labels against the watched Node, patch only on difference,
 // then send the Events for the transitions that patch recorded. Events that fail stay queued.
 // An Event's name is the Node's name, the time and 64 random bits: nobody can take it before the agent
 // sends it, so a 409 is trusted as "already created" only for an Event whose earlier try may have
@@ -8,8 +8,9 @@ import { randomBytes } from 'node:crypto';
 import { KubeError } from '../kube/errors.ts';
 import type { EventObject, NodeObject } from '../kube/objects.ts';
 import type { Report } from '../report/types.ts';
-import type { WriteApi } from './api.ts';
-import { diffAnnotations, failingRulesOnNode, renderAnnotations, type AnnotationPatch } from '../wire/annotations.ts';
+import type { NodeMetadataPatch, WriteApi } from './api.ts';
+import { diffAnnotations, failingRulesOnNode, renderAnnotations } from '../wire/annotations.ts';
+import { diffLabels, renderLabels } from '../wire/node-labels.ts';
 import { eventObject, transitions } from '../publish/events.ts';
 
 
@@ -44,14 +45,17 @@ export class Publisher {
   async publish(report: Report, node: NodeObject): Promise<PublishOutcome> {
     const name = node.metadata?.name ?? report.node;
     const current = node.metadata?.annotations;
-    const patch = diffAnnotations(renderAnnotations(report), current);
+    const annotations = diffAnnotations(renderAnnotations(report), current);
+    const labels = diffLabels(renderLabels(report), node.metadata?.labels);
+    const patch: NodeMetadataPatch | undefined = annotations === undefined && labels === undefined ? undefined
+      : { ...(annotations ? { annotations } : {}), ...(labels ? { labels } : {}) };
     const now = new Date();
-    const events = patch === undefined ? [] : transitions(failingRulesOnNode(current), report)
+    const events = annotations === undefined ? [] : transitions(failingRulesOnNode(current), report)
       .map((t) => eventObject(t, { name, uid: node.metadata?.uid }, now, eventSuffix(now)));
     if (this.dryRunOut) return this.printDryRun(name, patch, events);
     let patched = false;
     if (patch !== undefined) {
-      const updated = await this.api.patchAnnotations(name, patch);
+      const updated = await this.api.patchNode(name, patch);
       patched = true;
       this.pending.push(...events.map((event) => ({ event, maybeCreated: false, renames: 0 })));
       this.patched(updated);
@@ -82,14 +86,14 @@ export class Publisher {
     return sent;
   }
 
-  private printDryRun(name: string, patch: AnnotationPatch | undefined, events: EventObject[]): PublishOutcome {
+  private printDryRun(name: string, patch: NodeMetadataPatch | undefined, events: EventObject[]): PublishOutcome {
     const out = this.dryRunOut as NodeJS.WritableStream;
     if (patch === undefined) {
       out.write(`dry-run: node ${name} already carries this report; nothing to send\n`);
       return { patched: false, events: 0 };
     }
     out.write(`dry-run: PATCH /api/v1/nodes/${name} (Content-Type: application/merge-patch+json)\n`);
-    out.write(`${JSON.stringify({ metadata: { annotations: patch } }, null, 2)}\n`);
+    out.write(`${JSON.stringify({ metadata: patch }, null, 2)}\n`);
     for (const e of events) out.write(`dry-run: Event ${e.type} ${e.reason}: ${e.message}\n`);
     return { patched: false, events: 0 };
   }

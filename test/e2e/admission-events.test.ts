@@ -176,7 +176,7 @@ describe('Events under the shipped policy, with the agent token of a DaemonSet p
     const squatted: string[] = [];
     // Someone who may create Events in "default" takes the name the agent is about to use, first.
     const squatter: WriteApi = {
-      patchAnnotations: (name, patch) => real.patchAnnotations(name, patch),
+      patchNode: (name, patch) => real.patchNode(name, patch),
       createEvent: async (event) => {
         if (squatted.length === 0) {
           squatted.push(event.metadata.name);
@@ -197,7 +197,7 @@ describe('Events under the shipped policy, with the agent token of a DaemonSet p
     // The answer to a create is lost (written, then a timeout): the retry's 409 is the agent's own Event.
     let calls = 0;
     const lossy: WriteApi = {
-      patchAnnotations: (name, patch) => real.patchAnnotations(name, patch),
+      patchNode: (name, patch) => real.patchNode(name, patch),
       createEvent: async (event) => {
         calls += 1;
         const created = await real.createEvent(event);

@@ -99,8 +99,8 @@ describe('shipped manifests on a real kube-apiserver', realServerTier(), () => {
   test('denied by the server, with the reason: another Node, labels, other annotations, spec, status, owners', async () => {
     const ours = { metadata: { annotations: { [`${PREFIX}summary`]: 'x' } } };
     denied(await patch(B, ours), 422, /ValidatingAdmissionPolicy 'node-tuning-advisor-own-node-annotations'.*may change only its own Node \(policy-a\), not policy-b/);
-    denied(await patch(A, { metadata: { labels: { 'node-role.kubernetes.io/control-plane': '' } } }), 422, /may not change Node labels/);
-    denied(await patch(A, { metadata: { labels: { 'topology.kubernetes.io/zone': null } } }), 422, /may not change Node labels/);
+    denied(await patch(A, { metadata: { labels: { 'node-role.kubernetes.io/control-plane': '' } } }), 422, /may change only its labels node-tuning-advisor\.io\/grade/);
+    denied(await patch(A, { metadata: { labels: { 'topology.kubernetes.io/zone': null } } }), 422, /may change only its labels node-tuning-advisor\.io\/grade/);
     denied(await annotate({ 'example.com/owner': 'mallory' }), 422, /may change only annotations under node-tuning-advisor\.io\//);
     denied(await annotate({ 'example.com/owner': null }), 422, /may change only annotations under node-tuning-advisor\.io\//);
     denied(await annotate({ 'node-tuning-advisor.io.evil.example/x': '1' }), 422, /may change only annotations under/);
@@ -117,6 +117,34 @@ describe('shipped manifests on a real kube-apiserver', realServerTier(), () => {
       { labels: { 'kubernetes.io/hostname': A, 'topology.kubernetes.io/zone': 'z1' }, owner: 'team-a', spec: undefined });
   });
 
+  test('its own Node: exactly our two labels, with their values, for kubectl get nodes -L; nothing else, nowhere else', async () => {
+    const grade = `${PREFIX}grade`;
+    const critical = `${PREFIX}critical-failing`;
+    const label = (labels: Record<string, string | null>, node = A) => patch(node, { metadata: { labels } });
+    assert.equal((await label({ [grade]: 'F', [critical]: '2' })).status, 200);
+    assert.equal((await label({ [grade]: 'A', [critical]: '0' })).status, 200);
+    assert.equal((await label({ [critical]: '999' })).status, 200);
+    const shown = await cp.kubectl(['get', 'node', A, '-L', grade, '-L', critical, '--no-headers']);
+    assert.equal(shown.code, 0, shown.stderr);
+    assert.match(shown.stdout, /\sA\s+999\s*$/, shown.stdout);
+    const selected = await cp.kubectl(['get', 'nodes', '-l', `${grade}=A`, '-o', 'name']);
+    assert.equal(selected.stdout.trim(), `node/${A}`);
+    const refusal = /may change only its labels node-tuning-advisor\.io\/grade \(A, B, C, D or F\) and/;
+    const bads: Record<string, string>[] = [{ [grade]: 'E' }, { [grade]: 'a' }, { [critical]: '1000' }, { [critical]: '1x' }, { [critical]: '07' },
+      { [critical]: 'many' }, { [`${PREFIX}score`]: '80' }, { 'node-tuning-advisor.io.evil.example/grade': 'A' }];
+    for (const bad of bads) denied(await label(bad), 422, refusal);
+    denied(await label({ [grade]: 'A' }, B), 422, /may change only its own Node \(policy-a\), not policy-b/);
+    // Someone else's label under our prefix stays as it is: the agent may neither change nor remove it.
+    assert.equal((await cp.kubectl(['label', 'node', A, `${PREFIX}pool=gold`])).code, 0);
+    denied(await label({ [`${PREFIX}pool`]: null }), 422, refusal);
+    assert.equal((await label({ [grade]: 'C' })).status, 200, 'ours still change beside it');
+    assert.equal((await cp.kubectl(['label', 'node', A, `${PREFIX}pool-`])).code, 0);
+    // Our labels may go again (an uninstall by the agent's own hand).
+    assert.equal((await label({ [grade]: null, [critical]: null })).status, 200);
+    const node = await cp.must('GET', `/api/v1/nodes/${A}`);
+    assert.deepEqual(node.metadata.labels, { 'kubernetes.io/hostname': A, 'topology.kubernetes.io/zone': 'z1' });
+  });
+
   test('managedFields change only in what they say about our annotations', async () => {
     // Someone annotates by hand one of our keys and one of theirs in one command.
     const edit = await cp.kubectl(['annotate', 'node', A, '--overwrite', `${PREFIX}summary=edited by hand`, 'example.com/ticket=OPS-1']);
@@ -131,7 +159,7 @@ describe('shipped manifests on a real kube-apiserver', realServerTier(), () => {
     const withPatch = (managedFields: unknown) => ({ metadata: { managedFields, annotations: { [`${PREFIX}summary`]: 'forged' } } });
     const creator = current.find((m) => m.manager !== 'agent' && m.manager !== 'kubectl-annotate').manager;
     const older = current.map((m) => (m.manager === creator ? { ...m, time: '2020-01-01T00:00:00Z' } : m));
-    denied(await patch(A, withPatch(older)), 422, /may not change managedFields except for its own annotations/);
+    denied(await patch(A, withPatch(older)), 422, /may not change managedFields except for its own annotations and labels/);
     const claims = [...current, { manager: 'kubelet', operation: 'Update', apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:metadata': { 'f:labels': { 'f:example.com/x': {} } } } }];
     denied(await patch(A, withPatch(claims)), 422, /managedFields/);
     denied(await patch(A, withPatch(current.filter((m) => m.manager !== 'kubectl-annotate'))), 422, /managedFields/);
@@ -142,7 +170,7 @@ describe('shipped manifests on a real kube-apiserver', realServerTier(), () => {
     await new Promise((r) => setTimeout(r, Math.max(0, creatorTime + 1_100 - Date.now())));
     const shared = await cp.request('PATCH', `/api/v1/nodes/${A}?fieldManager=${encodeURIComponent(creator)}`,
       { metadata: { annotations: { [`${PREFIX}summary`]: 'through a shared entry' } } }, { token: agent.token, contentType: MERGE });
-    denied(shared, 422, /may not change managedFields except for its own annotations/);
+    denied(shared, 422, /may not change managedFields except for its own annotations and labels/);
   });
 
   test('Events: only in "default", only about its own Node, only as node-tuning-advisor', async () => {

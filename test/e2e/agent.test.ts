@@ -10,6 +10,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseAnnotations, REPORT_KEY } from '../../src/wire/annotations.ts';
+import { CRITICAL_FAILING_LABEL, GRADE_LABEL } from '../../src/wire/node-labels.ts';
 import { auditArgs, describeRequests, isWrite, type AuditLog } from '../helpers/audit.ts';
 import { AgentProcess, buildApp, scrape } from '../helpers/bundled-agent.ts';
 import { ControlPlane, realServerTier } from '../helpers/control-plane.ts';
@@ -125,7 +126,8 @@ describe('the bundled agent on a real kube-apiserver', realServerTier(), () => {
     assert.equal(writes[0]?.code, 200);
     assert.deepEqual(await ownAnnotations(cp, A), expected, 'the Node carries what --dry-run said');
     const entries = ((await cp.must('GET', `/api/v1/nodes/${A}`)).metadata.managedFields as any[]).filter((m) => m.manager === AGENT_FIELD_MANAGER);
-    assert.deepEqual(entries.map((m) => Object.keys(m.fieldsV1['f:metadata']).join()), ['f:annotations'], 'its own managedFields entry, owning only annotations');
+    assert.deepEqual(entries.map((m) => Object.keys(m.fieldsV1['f:metadata']).join()), ['f:annotations,f:labels'], 'its own managedFields entry, owning only annotations and labels');
+    assert.deepEqual(Object.keys(entries[0].fieldsV1['f:metadata']['f:labels']).sort(), [`f:${CRITICAL_FAILING_LABEL}`, `f:${GRADE_LABEL}`], 'and of the labels only its two');
 
     const events = await nodeEvents(cp, A);
     assert.equal(events.length, failing.length);
@@ -199,7 +201,7 @@ describe('the bundled agent on a real kube-apiserver', realServerTier(), () => {
       assert.match(res.body.message, message);
     };
     await refused(`/api/v1/nodes/${B}`, { metadata: { annotations: { [`${PREFIX}summary`]: 'x' } } }, 422, /may change only its own Node \(agent-a\), not agent-b/);
-    await refused(`/api/v1/nodes/${A}`, { metadata: { labels: { 'example.com/pool': null } } }, 422, /may not change Node labels/);
+    await refused(`/api/v1/nodes/${A}`, { metadata: { labels: { 'example.com/pool': null } } }, 422, /may change only its labels node-tuning-advisor\.io\/grade/);
     await refused(`/api/v1/nodes/${A}`, { metadata: { annotations: { 'example.com/ticket': 'x' } } }, 422, /may change only annotations under node-tuning-advisor\.io\//);
     await refused(`/api/v1/nodes/${A}/status`, { status: { conditions: [] } }, 403, /cannot patch resource "nodes\/status"/);
   });

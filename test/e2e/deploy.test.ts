@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { SILENCE_ANNOTATION } from '../../src/agent/silence.ts';
 import { parseAnnotations } from '../../src/wire/annotations.ts';
+import { CRITICAL_FAILING_LABEL, GRADE_LABEL } from '../../src/wire/node-labels.ts';
 import { AgentProcess, buildApp } from '../helpers/bundled-agent.ts';
 import { ControlPlane, realServerTier } from '../helpers/control-plane.ts';
 import { createReadyNode } from '../helpers/kube-objects.ts';
@@ -76,6 +77,14 @@ describe('kubectl apply -k / delete -k of every kustomization on a bare control 
     assert.equal(await agent.wait(), 0, agent.log);
     const published = await ownAnnotations(cp, NODE);
     assert.match(published['node-tuning-advisor.io/summary'] ?? '', /^\d+\/100 [A-F]\b/, JSON.stringify(published));
+    // Its labels, as an operator reads them: the grade of the summary, the failing critical rules of the report.
+    const shown = await cp.kubectl(['get', 'node', NODE, '-L', GRADE_LABEL, '-L', CRITICAL_FAILING_LABEL, '--no-headers']);
+    assert.equal(shown.code, 0, shown.stderr);
+    const report = parseAnnotations(published);
+    assert.equal(report.state, 'ok');
+    const critical = report.state === 'ok' ? report.report.rules.filter((r) => r.status === 'fail' && r.severity === 'critical').length : -1;
+    const grade = /^\d+\/100 ([A-F])\b/.exec(published['node-tuning-advisor.io/summary'] ?? '')?.[1];
+    assert.match(shown.stdout, new RegExp(`\\s${grade}\\s+${critical}\\s*$`), `${shown.stdout} (grade ${grade}, ${critical} critical failing): ${JSON.stringify(published)}`);
   });
 
   test('per-node silencing: the operator\'s Node annotation and the overrides ConfigMap take rules out on the next scan; the agent cannot lift a silence', async () => {

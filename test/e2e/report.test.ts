@@ -1,6 +1,6 @@
 // `report` over Nodes annotated by the agent itself: four bundled agents (`agent --once`, each with
 // its node's pod-bound token and a fixture host tree) publish on a real kube-apiserver, one Node has
-// no agent; `report`, run with the README's RBAC, must print what the Nodes carry, field by field,
+// no agent; `report`, run with the shipped readers' role (manifests/readers, the README's RBAC), must print what the Nodes carry, field by field,
 // and the failing rules counted across them; the server's audit log shows reads only, all granted.
 // (The cluster checks - Tekton, CSI sidecars, logs through the kubelet - are proven on the real
 // server in test/cluster/report.test.ts.)
@@ -29,7 +29,9 @@ const AGENTS: Record<string, string> = {
 };
 const NO_AGENT = 'worker-3';
 
-/** The ClusterRole the README gives for `report` (section "Cluster view"), as written there. */
+const READERS = path.join(REPO, 'manifests/readers');
+
+/** The rules the README gives for `report` (section "Cluster view"), as written there. */
 async function readmeReportRules(): Promise<unknown[]> {
   const readme = await readFile(path.join(REPO, 'README.md'), 'utf8');
   const block = /```yaml\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf('**RBAC** for `report`')))?.[1];
@@ -54,13 +56,13 @@ describe('report over Nodes the bundled agent annotated, on a real kube-apiserve
     ]);
     const applied = await applyKustomization(cp, BASE);
     assert.equal(applied.code, 0, applied.stderr);
-    await cp.must('POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles',
-      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'node-tuning-advisor-report' }, rules: await readmeReportRules() });
-    await cp.must('POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
-      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'node-tuning-advisor-report' },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'node-tuning-advisor-report' },
-      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: REPORTER }],
-    });
+    // The readers' roles as shipped, bound as their kustomization's comment says.
+    for (const args of [['apply', '-k', READERS],
+      ['create', 'clusterrolebinding', 'nta-reader', '--clusterrole=node-tuning-advisor-reader', `--user=${REPORTER}`],
+      ['-n', 'default', 'create', 'rolebinding', 'nta-reader', '--role=node-tuning-advisor-reader-events', `--user=${REPORTER}`]]) {
+      const done = await cp.kubectl(args);
+      assert.equal(done.code, 0, `kubectl ${args.join(' ')}: ${done.stderr}`);
+    }
     kubeconfig = await cp.writeKubeconfig(path.join(tmp, 'reporter.kubeconfig'), REPORTER, TOKEN);
     for (const name of [...Object.keys(AGENTS), NO_AGENT]) await createReadyNode(cp, name, name.startsWith('cp-') ? { labels: { [CP]: '' } } : {});
     await Promise.all(Object.entries(AGENTS).map(async ([node, host]) => {
@@ -114,9 +116,33 @@ describe('report over Nodes the bundled agent annotated, on a real kube-apiserve
       assert.equal(group.of, Object.keys(AGENTS).length);
     }
     assert.deepEqual(requests.filter((r) => !['list', 'get'].includes(r.verb)), [], 'reads only');
-    assert.deepEqual(requests.filter((r) => r.code === 401 || r.code === 403), [], `the README's RBAC grants every request\n${describeRequests(requests)}`);
+    assert.deepEqual(requests.filter((r) => r.code === 401 || r.code === 403), [], `the readers' role grants every request\n${describeRequests(requests)}`);
     assert.deepEqual(requests.filter((r) => r.code >= 400).map((r) => `${r.path} ${r.code}`), ['/apis/tekton.dev/v1/pipelineruns 404'], 'Tekton is not installed here');
     assert.equal(requests.filter((r) => /^\/api\/v1\/nodes\/./.test(r.path)).length, 0, 'no request per node');
+  });
+
+  test('manifests/readers: the README\'s rules for report; bound to them a user runs report and describe and can do nothing else', async () => {
+    const role = await cp.must('GET', '/apis/rbac.authorization.k8s.io/v1/clusterroles/node-tuning-advisor-reader');
+    const readme = await readmeReportRules() as { resources: string[]; verbs: string[] }[];
+    // The README's block rule for rule, then `get nodes` for describe.
+    assert.deepEqual(role.rules, [...readme, { apiGroups: [''], resources: ['nodes'], verbs: ['get'] }]);
+    const since = Date.now();
+    const proc = AgentProcess.start(bundle, ['describe', 'worker-1', `--kubeconfig=${kubeconfig}`], {});
+    assert.equal(await proc.wait(), 1, proc.log); // 1: the node has failing rules, all read
+    assert.match(proc.log, /^node worker-1 · score \d+\/100/);
+    assert.match(proc.log, /Events \(node-tuning-advisor, newest first\)\n.*TuningRecommendation/);
+    const requests = await audit.requests((r) => r.user === REPORTER && r.at >= since);
+    assert.ok(requests.length >= 2, describeRequests(requests));
+    assert.deepEqual(requests.filter((r) => r.code >= 400), [], `describe: every request granted\n${describeRequests(requests)}`);
+    const can = async (...args: string[]) => (await cp.kubectl(['auth', 'can-i', `--as=${REPORTER}`, ...args])).stdout.trim();
+    for (const denied of [['get', 'secrets', '-A'], ['list', 'secrets', '-n', 'default'], ['patch', 'nodes'], ['create', 'pods', '-n', 'default'],
+      ['delete', 'pods', '-n', 'default'], ['list', 'events', '-n', 'kube-system'], ['create', 'events', '-n', 'default'], ['create', 'pods', '--subresource=exec', '-n', 'default'],
+      ['update', 'configmaps', '-n', 'default'], ['watch', 'nodes']]) {
+      assert.equal(await can(...denied), 'no', denied.join(' '));
+    }
+    for (const granted of [['list', 'nodes'], ['get', 'nodes'], ['get', 'pods', '--subresource=log', '-n', 'kube-system'], ['list', 'events', '-n', 'default']]) {
+      assert.equal(await can(...granted), 'yes', granted.join(' '));
+    }
   });
 
   test('the table shows each node\'s score and grade as its annotation says, in the piped 100 columns', async () => {
