@@ -91,12 +91,19 @@ test('a read-only filesystem gives EROFS with the fix', async (t) => {
 function startProbeChild(dir: string): ReturnType<typeof spawn> {
   const script = `const { runFsyncProbe } = await import(${JSON.stringify(PROBE_MODULE)});
 await runFsyncProbe({ dir: ${JSON.stringify(dir)}, sizeBytes: 256 * 1024 * 1024 });`;
-  return spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: 'ignore' });
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'ignore', 'pipe'] });
+  child.stderr?.setEncoding('utf8').on('data', (text: string) => { childErrors.set(child, (childErrors.get(child) ?? '') + text); });
+  return child;
 }
 
-async function waitForProbeFile(dir: string): Promise<void> {
-  for (let i = 0; i < 500; i++) {
+const childErrors = new WeakMap<ReturnType<typeof spawn>, string>();
+
+/** Until the child's probe file exists. No deadline of its own beyond a hang guard: a loaded machine
+ * may take seconds to start node; a child that ends first fails the test with what it printed. */
+async function waitForProbeFile(dir: string, child: ReturnType<typeof spawn>): Promise<void> {
+  for (let i = 0; i < 6000; i++) {
     if ((await probeFiles(dir)).length > 0) return;
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the probe ended before creating its file: ${childErrors.get(child) ?? '(no output)'}`);
     await delay(10);
   }
   throw new Error('the probe never created its file');
@@ -106,7 +113,7 @@ test('SIGKILL mid-run leaves a file that the next run removes', async (t) => {
   const dir = await tempDir(t);
   const child = startProbeChild(dir);
   const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve(signal)));
-  await waitForProbeFile(dir);
+  await waitForProbeFile(dir, child);
   child.kill('SIGKILL');
   assert.equal(await exited, 'SIGKILL');
   assert.equal((await probeFiles(dir)).length, 1);
@@ -119,7 +126,7 @@ test('SIGTERM mid-run removes the file and the process still dies of SIGTERM', a
   const dir = await tempDir(t);
   const child = startProbeChild(dir);
   const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve(signal)));
-  await waitForProbeFile(dir);
+  await waitForProbeFile(dir, child);
   child.kill('SIGTERM');
   assert.equal(await exited, 'SIGTERM');
   assert.deepEqual(await probeFiles(dir), []);
