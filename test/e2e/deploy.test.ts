@@ -7,36 +7,31 @@
 // namespace) and a fresh `kubectl apply -k manifests/` installs it again.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { SILENCE_ANNOTATION } from '../../src/agent/silence.ts';
 import { parseAnnotations } from '../../src/wire/annotations.ts';
 import { CRITICAL_FAILING_LABEL, GRADE_LABEL } from '../../src/wire/node-labels.ts';
-import { AgentProcess, buildApp } from '../helpers/bundled-agent.ts';
-import { ControlPlane, realServerTier } from '../helpers/control-plane.ts';
+import { realServerTier } from '../helpers/control-plane.ts';
 import { createReadyNode } from '../helpers/kube-objects.ts';
 import { BASE, DISTRIBUTIONS, KUSTOMIZATIONS, PROMETHEUS_OVERLAY, REPO } from '../helpers/manifests.ts';
-import { AGENT_NAMESPACE, CRD_DIR, agentIdentity, daemonSetRun, installCrds, ownAnnotations } from '../helpers/shipped.ts';
+import { AGENT_NAMESPACE, CRD_DIR, type DeploySuite, agentIdentity, agentOnceAsDeployed, installCrds, ownAnnotations, startDeploySuite } from '../helpers/shipped.ts';
 
 const NODE = 'deploy-kubeadm-1';
 const HOST = path.join(REPO, 'test/fixtures/hosts/kubeadm-1.30');
 const SEED_HOST = path.join(REPO, 'test/fixtures/hosts/seed-000-before');
 
 describe('kubectl apply -k / delete -k of every kustomization on a bare control plane', realServerTier(), () => {
-  let cp: ControlPlane;
+  let suite: DeploySuite;
+  // The suite's control plane and temp dir, for the tests below.
+  let cp: DeploySuite['cp'];
   let tmp: string;
-  let bundle: Promise<string>;
 
   before(async () => {
-    tmp = await mkdtemp(path.join(tmpdir(), 'nta-deploy-'));
-    bundle = buildApp(path.join(tmp, 'app'));
-    cp = await ControlPlane.start({ controllerManager: true });
+    suite = await startDeploySuite('nta-deploy-', { controllerManager: true });
+    ({ cp, tmp } = suite);
   });
-  after(async () => {
-    await cp?.stop();
-    if (tmp) await rm(tmp, { recursive: true, force: true });
-  });
+  after(async () => { await suite?.stop(); });
 
   const applyK = (dir: string) => cp.kubectl(['apply', '-k', dir]);
 
@@ -71,10 +66,7 @@ describe('kubectl apply -k / delete -k of every kustomization on a bare control 
   test('the agent as the kubeadm overlay deploys it publishes on its Node', async () => {
     assert.equal((await applyK(KUSTOMIZATIONS['overlays/kubeadm'] as string)).code, 0);
     await createReadyNode(cp, NODE, { kubeletVersion: 'v1.30.2' });
-    const identity = await agentIdentity(cp, NODE, tmp);
-    const run = await daemonSetRun(cp, 'node-tuning-advisor', { node: NODE, hostRoot: HOST, rulesDir: path.join(tmp, 'rules'), kubeconfig: identity.kubeconfig });
-    const agent = AgentProcess.start(await bundle, [...run.args, '--once'], run.env);
-    assert.equal(await agent.wait(), 0, agent.log);
+    await agentOnceAsDeployed(suite, await agentIdentity(cp, NODE, tmp), { hostRoot: HOST, rulesDir: path.join(tmp, 'rules') });
     const published = await ownAnnotations(cp, NODE);
     assert.match(published['node-tuning-advisor.io/summary'] ?? '', /^\d+\/100 [A-F]\b/, JSON.stringify(published));
     // Its labels, as an operator reads them: the grade of the summary, the failing critical rules of the report.
@@ -92,9 +84,7 @@ describe('kubectl apply -k / delete -k of every kustomization on a bare control 
     await createReadyNode(cp, node, { kubeletVersion: 'v1.20.2' });
     const identity = await agentIdentity(cp, node, tmp);
     const once = async () => {
-      const run = await daemonSetRun(cp, 'node-tuning-advisor', { node, hostRoot: SEED_HOST, rulesDir: path.join(tmp, `rules-${Date.now()}`), kubeconfig: identity.kubeconfig });
-      const agent = AgentProcess.start(await bundle, [...run.args, '--once'], run.env);
-      assert.equal(await agent.wait(), 0, agent.log);
+      const agent = await agentOnceAsDeployed(suite, identity, { hostRoot: SEED_HOST, rulesDir: path.join(tmp, `rules-${Date.now()}`) });
       const report = parseAnnotations(await ownAnnotations(cp, node));
       assert.equal(report.state, 'ok');
       return { log: agent.log, rules: report.state === 'ok' ? report.report.rules.map((r) => r.rule) : [], failing: report.state === 'ok' ? report.report.rules.filter((r) => r.status === 'fail').map((r) => r.rule) : [] };

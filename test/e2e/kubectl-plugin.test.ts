@@ -99,6 +99,34 @@ describe('kubectl node-tuning, installed from npm pack into a clean prefix', rea
     assert.match(version.stdout, /^node-tuning-advisor \d+\.\d+\.\d+ \(Node v24\./);
   });
 
+  test('krew/node-tuning.yaml installs the packed tarball as krew does: its file moves, a link named kubectl-node_tuning to bin, run by kubectl', async (t) => {
+    const tar = requireTool(t, 'tar', 'tar');
+    const kubectl = toolPath('kubectl') ?? requireTool(t, 'kubectl', 'kubernetes-client');
+    if (!tar || !kubectl) return;
+    const manifest = parse(await readFile(path.join(ROOT, 'krew/node-tuning.yaml'), 'utf8'));
+    const platform = manifest.spec.platforms[0];
+    const staging = path.join(work, 'krew-staging');
+    const store = path.join(work, 'krew-store');
+    const bin = path.join(work, 'krew-bin');
+    await Promise.all([staging, store, bin].map((d) => mkdir(d)));
+    await run(tar, ['-xzf', tarball, '-C', staging]);
+    // krew's moveToInstallDir for `from: DIR/*`: every entry of DIR into `to`.
+    for (const op of platform.files as { from: string; to: string }[]) {
+      assert.match(op.from, /^[\w.-]+\/\*$/, 'a move of one directory\'s entries (what this test lays out)');
+      const from = path.join(staging, op.from.slice(0, -2));
+      for (const entry of await readdir(from)) await copy(path.join(from, entry), path.join(store, op.to, entry), { recursive: true });
+    }
+    // krew links bin/kubectl-<name, - as _> to the plugin's bin; it sets no mode, so the tarball's must do.
+    const link = path.join(bin, `kubectl-${manifest.metadata.name.replaceAll('-', '_')}`);
+    await symlink(path.relative(bin, path.join(store, platform.bin)), link);
+    const env = { PATH: [bin, path.dirname(process.execPath), '/usr/bin', '/bin'].join(':'), HOME: work };
+    const list = await run(kubectl, ['plugin', 'list'], { env, encoding: 'utf8' }).catch((e) => e);
+    assert.match(list.stdout, new RegExp(`${link}$`, 'm'), `${list.stdout}${list.stderr}`);
+    assert.doesNotMatch(list.stderr ?? '', /not executable/, 'bin is executable as packed');
+    const version = await run(kubectl, ['node-tuning', 'version'], { env, encoding: 'utf8' });
+    assert.match(version.stdout, new RegExp(`^node-tuning-advisor ${manifest.spec.version.slice(1).replaceAll('.', '\\.')} `));
+  });
+
   test('kubectl finds the plugin on the PATH; its probe worker runs from node_modules', async (t) => {
     const kubectl = toolPath('kubectl') ?? requireTool(t, 'kubectl', 'kubernetes-client');
     if (!kubectl) return;

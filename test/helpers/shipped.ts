@@ -2,10 +2,12 @@
 // kustomization applied with the real kubectl, a Pod of the DaemonSet bound to a node, the token the
 // kubelet would mount into it (TokenRequest bound to that Pod, so it carries the node-name claim),
 // and the container's args, env and rules as the server holds them, mapped onto a local run of the bundle.
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import type { ControlPlane } from './control-plane.ts';
+import { AgentProcess, buildApp } from './bundled-agent.ts';
+import { ControlPlane, type ControlPlaneOptions } from './control-plane.ts';
 import { createBoundPod, podBoundToken, waitForAdmission } from './kube-objects.ts';
 import type { K8sObject } from './manifests.ts';
 
@@ -135,4 +137,30 @@ export async function ownAnnotations(cp: ControlPlane, node: string): Promise<Re
 export async function nodeEvents(cp: ControlPlane, node: string): Promise<any[]> {
   const list = await cp.must('GET', `/api/v1/events?fieldSelector=${encodeURIComponent(`involvedObject.kind=Node,involvedObject.name=${node}`)}`);
   return list.items;
+}
+
+export interface DeploySuite {
+  cp: ControlPlane;
+  tmp: string;
+  /** The bundle, built in the background while the control plane starts. */
+  bundle: Promise<string>;
+  stop(): Promise<void>;
+}
+
+/** One control plane and one bundled app in a temp dir: what every deploy-style suite starts with. */
+export async function startDeploySuite(prefix: string, options: ControlPlaneOptions = {}): Promise<DeploySuite> {
+  const tmp = await mkdtemp(path.join(tmpdir(), prefix));
+  const bundle = buildApp(path.join(tmp, 'app'));
+  bundle.catch(() => {}); // awaited by the tests; a failure shows there
+  const cp = await ControlPlane.start(options);
+  return { cp, tmp, bundle, stop: async () => { await cp.stop(); await rm(tmp, { recursive: true, force: true }); } };
+}
+
+/** `agent --once` as the DaemonSet `name` runs it on `node`, with `identity`'s pod-bound token; resolves once it exited 0. */
+export async function agentOnceAsDeployed(suite: DeploySuite, identity: AgentIdentity, local: { hostRoot: string; rulesDir: string }, name = 'node-tuning-advisor'): Promise<AgentProcess> {
+  const run = await daemonSetRun(suite.cp, name, { node: identity.node, kubeconfig: identity.kubeconfig, ...local });
+  const agent = AgentProcess.start(await suite.bundle, [...run.args, '--once'], run.env);
+  const code = await agent.wait();
+  if (code !== 0) throw new Error(`agent --once exited ${code}:\n${agent.log}`);
+  return agent;
 }
