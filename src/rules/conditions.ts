@@ -49,6 +49,18 @@ function reasonsOf(outcomes: Outcome[]): Pick<Outcome, 'reasons' | 'said'> {
   };
 }
 
+/** "A: why", "B: why" → "A and B: why": facts unknown for one cause are said once, with every label
+ * (for the whole rule's sentence, after every leaf has said its own). */
+export function sharingReasons(said: string[]): string[] {
+  const byReason = new Map<string, string[]>();
+  for (const entry of said) {
+    const at = entry.indexOf(': ');
+    const [label, reason] = at < 0 ? [entry, ''] : [entry.slice(0, at), entry.slice(at)];
+    byReason.set(reason, [...(byReason.get(reason) ?? []), label]);
+  }
+  return [...byReason].map(([reason, labels]) => `${labels.length > 1 ? `${labels.slice(0, -1).join(', ')} and ${labels.at(-1)}` : labels[0]}${reason}`);
+}
+
 export function renderValue(value: FactValue | Scalar[] | undefined): string {
   if (value === undefined) return '?';
   if (value === null) return 'none';

@@ -1,7 +1,7 @@
 // Turns loaded rules and a fact set into findings. Knows fact keys only, never a collector.
 import type { FactSet } from '../facts/fact-set.ts';
 import type { Evidence, Finding, FindingStatus } from '../report/types.ts';
-import { evaluate, factsIn, renderValue, type Params } from './conditions.ts';
+import { evaluate, factsIn, renderValue, sharingReasons, type Params } from './conditions.ts';
 import type { LoadedOverride, LoadedRule } from './rule-file.ts';
 import { scoreImpact } from '../report/score.ts';
 import { byCodePoint } from '../order.ts';
@@ -84,10 +84,10 @@ export function evaluateRule(rule: EffectiveRule, facts: FactSet): Finding {
   if (rule.appliesWhen) {
     const applies = evaluate(rule.appliesWhen, facts, rule.params, labels);
     if (applies.truth === false) return finish('not-applicable', `Not applicable here: ${applies.said.join('; ')}.`, applies.reasons.join('; '));
-    if (applies.truth === 'unknown') return finish('unknown', `Cannot tell whether this applies: ${applies.said.join('; ')}.`, applies.reasons.join('; '));
+    if (applies.truth === 'unknown') return finish('unknown', `Cannot tell whether this applies: ${sharingReasons(applies.said).join('; ')}.`, applies.reasons.join('; '));
   }
   const fails = evaluate(rule.failsWhen, facts, rule.params, labels);
-  if (fails.truth === 'unknown') return finish('unknown', `Cannot decide: ${fails.said.join('; ')}.`, fails.reasons.join('; '));
+  if (fails.truth === 'unknown') return finish('unknown', `Cannot decide: ${sharingReasons(fails.said).join('; ')}.`, fails.reasons.join('; '));
   if (fails.truth) return finish('fail', render(rule.message));
   return finish('pass', `OK: ${render(rule.observed)}.`);
 }

@@ -64,3 +64,11 @@ test('scan: labelled reasons by default, the engine\'s under --verbose and as en
   assert.equal(finding.message, "Cannot decide: client-side throttling lines in kube-scheduler's log: none found.");
   assert.equal(finding.engineReason, 'throttling.scheduler.count = none cannot be compared with Gt 0');
 });
+
+test('facts unknown for one cause are said once, with all their labels (not a bare label after a cut)', async () => {
+  const { sharingReasons } = await import('../../src/rules/conditions.ts');
+  const why = 'no running etcd process found, so its I/O priority cannot be read';
+  assert.deepEqual(sharingReasons([`etcd's I/O scheduling class: ${why}`, `etcd's I/O priority level: ${why}`, 'the disk: not measured']),
+    [`etcd's I/O scheduling class and etcd's I/O priority level: ${why}`, 'the disk: not measured']);
+  assert.deepEqual(sharingReasons(['a: x', 'b: x', 'c: x']), ['a, b and c: x']);
+});

@@ -123,7 +123,9 @@ async function recordMetrics(ctx: CollectorContext, found: EtcdDiscovery): Promi
   if (found.metricsUrl === null) return allUnknown(facts, METRIC_FACTS, 'etcd serves no plain-HTTP metrics URL (kubeadm: --listen-metrics-urls=http://127.0.0.1:2381)');
   if (!host.isRealRoot) return allUnknown(facts, METRIC_FACTS, `not fetched: --host-root ${host.root} is not this machine, so ${found.metricsUrl} is not its etcd`);
   const fetched = await fetchEtcdMetrics(found.metricsUrl);
-  if (!fetched.ok) return allUnknown(facts, METRIC_FACTS, fetched.reason);
+  // Found from its configuration only (a unit, etcd.env): an unreachable URL most likely means that etcd is stopped.
+  const stopped = found.pid === null ? '; no running etcd process found: is its service stopped?' : '';
+  if (!fetched.ok) return allUnknown(facts, METRIC_FACTS, `${fetched.reason}${stopped}`);
   const source = `api:${fetched.url}`;
   const latency = etcdLatencyFromMetrics(fetched.text);
   const setQuantile = (key: string, name: string, q: Quantile | undefined): void => {
