@@ -1,0 +1,24 @@
+{{/*
+The value of `distribution`, checked: empty (the base) or one of the names the generated partial
+_distributions.tpl lists (one per overlay in manifests/overlays). Anything else fails the render.
+*/}}
+{{- define "node-tuning-advisor.distribution" -}}
+{{- $supported := splitList " " (include "node-tuning-advisor.distributions" . | trim) -}}
+{{- $distribution := .Values.distribution | default "" | toString -}}
+{{- if and $distribution (not (has $distribution $supported)) -}}
+{{- fail (printf "distribution %q is not supported: set distribution to one of %s, or leave it empty for the base (charts/node-tuning-advisor/values.yaml)" $distribution (join ", " $supported)) -}}
+{{- end -}}
+{{- $distribution -}}
+{{- end -}}
+
+{{/*
+The agent's image: repository@digest, else repository:tag, the tag defaulting to the chart's appVersion.
+*/}}
+{{- define "node-tuning-advisor.image" -}}
+{{- $repository := required "image.repository is required: your registry's node-tuning-advisor image (values.yaml)" .Values.image.repository -}}
+{{- if .Values.image.digest -}}
+{{- printf "%s@%s" $repository .Values.image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" $repository (.Values.image.tag | default .Chart.AppVersion | toString) -}}
+{{- end -}}
+{{- end -}}

@@ -1,0 +1,107 @@
+// The chart rendered by Helm's template engine pieces (test/helm/render.go: Go's text/template,
+// Sprig v3, sigs.k8s.io/yaml, as Helm v3's pkg/engine uses them), since no Helm binary can be
+// installed here. The harness is built once per content of render.go and Go version, into a temp
+// dir shared by the test files (rename into place: two builds at once both succeed).
+import { execFile, execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, rename, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { TestContext } from 'node:test';
+import { promisify } from 'node:util';
+import { parseAllDocuments } from 'yaml';
+import type { K8sObject } from './manifests.ts';
+import { REPO } from './manifests.ts';
+import { requireTool } from './tools.ts';
+
+export const CHART = path.join(REPO, 'charts/node-tuning-advisor');
+const HARNESS = path.join(REPO, 'test/helm/render.go');
+const GOPATH = '/usr/share/gocode';
+/** The Debian packages of the Go libraries, with a file each installs. */
+const LIBRARIES: [string, string][] = [
+  ['golang-github-masterminds-sprig-dev', 'src/github.com/Masterminds/sprig/functions.go'],
+  ['golang-k8s-sigs-yaml-dev', 'src/sigs.k8s.io/yaml/yaml.go'],
+];
+const run = promisify(execFile);
+
+export interface Rendered {
+  /** Every object of every rendered manifest (NOTES.txt and empty files left out). */
+  objects: K8sObject[];
+  /** The rendered NOTES.txt. */
+  notes: string;
+  /** template file name -> rendered text */
+  files: Record<string, string>;
+}
+
+export interface RenderOptions { namespace?: string; name?: string; set?: string[] }
+
+export type Render = (options?: RenderOptions) => Promise<Rendered>;
+
+/** The renderer, or undefined after skipping the test (locally) / throws (CI=true) when Go or a library is missing. */
+export async function helmRenderer(t: TestContext): Promise<Render | undefined> {
+  const go = requireTool(t, 'go', 'golang-go');
+  if (!go) return undefined;
+  const missing = LIBRARIES.filter(([, file]) => !existsSync(path.join(GOPATH, file))).map(([pkg]) => pkg);
+  if (missing.length > 0) {
+    const message = `Go libraries not found in ${GOPATH}: install them with "apt-get install ${missing.join(' ')}" (.ci/run does this)`;
+    if (process.env.CI === 'true') throw new Error(message);
+    t.skip(message);
+    return undefined;
+  }
+  const binary = await buildHarness(go);
+  return async (options = {}) => parseRendered(await renderRaw(binary, options));
+}
+
+/** The harness's raw answer: its JSON on success, else its stderr as the error's message. */
+export async function renderRaw(binary: string, options: RenderOptions = {}): Promise<Record<string, string>> {
+  const args = [CHART, '--name', options.name ?? 'node-tuning-advisor', '--namespace', options.namespace ?? 'node-tuning-advisor'];
+  for (const s of options.set ?? []) args.push('--set', s);
+  try {
+    const { stdout } = await run(binary, args, { maxBuffer: 64 * 1024 * 1024 });
+    return JSON.parse(stdout);
+  } catch (e) {
+    const err = e as { stderr?: string; message: string };
+    throw new Error((err.stderr ?? '').trim() || err.message);
+  }
+}
+
+function parseRendered(files: Record<string, string>): Rendered {
+  const objects: K8sObject[] = [];
+  let notes = '';
+  for (const [name, text] of Object.entries(files).sort(([a], [b]) => (a < b ? -1 : 1))) {
+    if (name.endsWith('/NOTES.txt')) { notes = text; continue; }
+    for (const doc of parseAllDocuments(text)) {
+      if (doc.errors.length > 0) throw new Error(`${name}: ${doc.errors[0]!.message}\n${text}`);
+      const object = doc.toJS();
+      if (object) objects.push(object as K8sObject);
+    }
+  }
+  return { objects, notes, files };
+}
+
+async function buildHarness(go: string): Promise<string> {
+  const version = execFileSync(go, ['version'], { encoding: 'utf8' });
+  const hash = createHash('sha256').update(readFileSync(HARNESS)).update(version).digest('hex').slice(0, 16);
+  const dir = path.join(tmpdir(), `nta-helm-render-${hash}`);
+  const binary = path.join(dir, 'render');
+  if (existsSync(binary)) return binary;
+  await mkdir(dir, { recursive: true });
+  const work = await mkdtemp(path.join(dir, 'build-'));
+  try {
+    const env = { ...process.env, GO111MODULE: 'off', GOPATH, GOCACHE: path.join(dir, 'gocache'), GOFLAGS: '' };
+    await run(go, ['build', '-o', path.join(work, 'render'), HARNESS], { env, cwd: work });
+    await rename(path.join(work, 'render'), binary);
+  } catch (e) {
+    throw new Error(`building ${path.relative(REPO, HARNESS)}: ${(e as { stderr?: string }).stderr ?? e}`);
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+  return binary;
+}
+
+/** Objects in a stable order, for deepEqual. */
+export function sortedObjects(objects: K8sObject[]): K8sObject[] {
+  const key = (o: K8sObject) => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+  return [...objects].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+}

@@ -1,0 +1,137 @@
+// The Helm chart rendered by Helm's own template engine pieces (test/helm/render.go: text/template,
+// Sprig v3, sigs.k8s.io/yaml, as Helm v3's pkg/engine uses them; no Helm binary can be installed
+// here) against the real kubectl's kustomize output: the default values are `kubectl kustomize
+// manifests/`, each `distribution` is its overlay, prometheusOperator.enabled the prometheus-operator
+// overlay (alone and with a distribution), all minus the Namespace (Helm's --create-namespace).
+// A difference on either side fails. Then each value changes exactly its fields, a bad value fails the
+// render naming the fix, and another release namespace reaches every place the objects name it.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+import { CHART_DISTRIBUTIONS } from '../../scripts/sync-chart.ts';
+import { type Render, helmRenderer, sortedObjects } from '../helpers/helm.ts';
+import { BASE, DISTRIBUTIONS, type K8sObject, PROMETHEUS_OVERLAY, REPO, kustomize } from '../helpers/manifests.ts';
+import { requireTool } from '../helpers/tools.ts';
+
+const withoutNamespace = (objects: K8sObject[]) => sortedObjects(objects.filter((o) => o.kind !== 'Namespace'));
+
+async function setup(t: import('node:test').TestContext): Promise<{ render: Render; kubectl: string } | undefined> {
+  const kubectl = requireTool(t, 'kubectl', 'kubectl');
+  if (!kubectl) return undefined;
+  const render = await helmRenderer(t);
+  return render ? { render, kubectl } : undefined;
+}
+
+/** Every leaf path where `a` and `b` differ, e.g. `DaemonSet/node-tuning-advisor spec.template…image`. */
+function differences(a: K8sObject[], b: K8sObject[]): string[] {
+  const key = (o: K8sObject) => `${o.kind}/${o.metadata.name}`;
+  const out: string[] = [];
+  const walk = (x: unknown, y: unknown, at: string) => {
+    if (isDeepStrictEqual(x, y)) return;
+    if (x && y && typeof x === 'object' && typeof y === 'object' && Array.isArray(x) === Array.isArray(y)) {
+      for (const k of new Set([...Object.keys(x), ...Object.keys(y)])) walk((x as never)[k], (y as never)[k], at ? `${at}.${k}` : k);
+    } else out.push(at);
+  };
+  const bs = new Map(b.map((o) => [key(o), o]));
+  for (const o of a) walk(o, bs.get(key(o)), key(o));
+  for (const o of b) if (!a.some((x) => key(x) === key(o))) out.push(key(o));
+  return out.sort();
+}
+
+test('default values: the objects of `kubectl kustomize manifests/` but the Namespace; each distribution: its overlay', async (t) => {
+  const ready = await setup(t);
+  if (!ready) return;
+  assert.deepEqual([...CHART_DISTRIBUTIONS].sort(), [...DISTRIBUTIONS].sort(), 'a value per distribution overlay');
+  const rendered = await ready.render();
+  assert.deepEqual(sortedObjects(rendered.objects), withoutNamespace(kustomize(ready.kubectl, BASE)));
+  for (const distribution of DISTRIBUTIONS) {
+    const built = withoutNamespace(kustomize(ready.kubectl, path.join(REPO, 'manifests/overlays', distribution)));
+    const chart = sortedObjects((await ready.render({ set: [`distribution=${distribution}`] })).objects);
+    assert.deepEqual(chart, built, `distribution=${distribution} renders overlays/${distribution}`);
+  }
+  assert.match(rendered.notes, /kubectl -n node-tuning-advisor rollout status ds\/node-tuning-advisor/);
+});
+
+test('prometheusOperator.enabled: the prometheus-operator overlay; with distribution=kubeadm: both combined', async (t) => {
+  const ready = await setup(t);
+  if (!ready) return;
+  const operator = await ready.render({ set: ['prometheusOperator.enabled=true'] });
+  assert.deepEqual(sortedObjects(operator.objects), withoutNamespace(kustomize(ready.kubectl, PROMETHEUS_OVERLAY)));
+  // The combination docs/deploy.md shows: a kustomization of the kubeadm overlay and the component.
+  const dir = await mkdtemp(path.join(tmpdir(), 'nta-chart-combo-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const manifests = path.relative(dir, path.join(REPO, 'manifests'));
+  await writeFile(path.join(dir, 'kustomization.yaml'), [
+    'apiVersion: kustomize.config.k8s.io/v1beta1', 'kind: Kustomization',
+    `resources: [${manifests}/overlays/kubeadm]`, `components: [${manifests}/components/prometheus-operator]`, '',
+  ].join('\n'));
+  const both = await ready.render({ set: ['prometheusOperator.enabled=true,distribution=kubeadm'] });
+  assert.deepEqual(sortedObjects(both.objects), withoutNamespace(kustomize(ready.kubectl, dir)));
+});
+
+test('image, pullPolicy, digest, operator labels, resources: each changes exactly its fields', async (t) => {
+  const ready = await setup(t);
+  if (!ready) return;
+  const base = (await ready.render()).objects;
+  const agent = 'DaemonSet/node-tuning-advisor.spec.template.spec.containers.0';
+  const changed = async (set: string[]) => {
+    const objects = (await ready.render({ set })).objects;
+    return { objects, paths: differences(base, objects) };
+  };
+  const ds = (objects: K8sObject[]) => objects.find((o) => o.kind === 'DaemonSet')!.spec.template.spec.containers[0];
+
+  const image = await changed(['image.repository=registry.example.com/platform/node-tuning-advisor', 'image.tag=0.2.0', 'image.pullPolicy=Always']);
+  assert.deepEqual(image.paths, [`${agent}.image`, `${agent}.imagePullPolicy`]);
+  assert.equal(ds(image.objects).image, 'registry.example.com/platform/node-tuning-advisor:0.2.0');
+  assert.equal(ds(image.objects).imagePullPolicy, 'Always');
+
+  const digest = await changed(['image.digest=sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef']);
+  assert.equal(ds(digest.objects).image, 'node-tuning-advisor@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef');
+  assert.equal(digest.paths.length, 1);
+
+  const resources = await changed(['resources.limits.memory=256Mi']);
+  assert.deepEqual(resources.paths, [`${agent}.resources.limits.memory`]);
+  assert.deepEqual(ds(resources.objects).resources, { limits: { memory: '256Mi' }, requests: { cpu: '10m', memory: '80Mi' } }, 'maps merge over the defaults, as Helm coalesces');
+
+  const labelled = await ready.render({ set: ['prometheusOperator.enabled=true', 'prometheusOperator.labels.release=kube-prometheus-stack'] });
+  const plain = await ready.render({ set: ['prometheusOperator.enabled=true'] });
+  assert.deepEqual(differences(plain.objects, labelled.objects), [
+    'PrometheusRule/node-tuning-advisor.metadata.labels.release',
+    'ServiceMonitor/node-tuning-advisor.metadata.labels.release',
+  ]);
+  const off = await ready.render({ set: ['prometheusOperator.labels.release=x'] });
+  assert.deepEqual(differences(base, off.objects), [], 'labels alone do not create the objects');
+});
+
+test('a bad distribution or an empty image.repository fails the render, naming the values and the fix', async (t) => {
+  const ready = await setup(t);
+  if (!ready) return;
+  await assert.rejects(ready.render({ set: ['distribution=gke'] }),
+    /execution error at \(node-tuning-advisor\/templates\/[a-z-]+\.(yaml|txt):\d+:\d+\): distribution "gke" is not supported: set distribution to one of kubeadm, kubespray, k3s-rke2, eks, microk8s, or leave it empty for the base/);
+  await assert.rejects(ready.render({ set: ['distribution=true'] }), /distribution "true" is not supported/);
+  await assert.rejects(ready.render({ set: ['image.repository='] }), /image\.repository is required: your registry's node-tuning-advisor image/);
+});
+
+test('another release namespace: every object, subject and the policies\' service account name it; the Events Role stays in default', async (t) => {
+  const ready = await setup(t);
+  if (!ready) return;
+  const namespace = `nta-helm-${process.pid}`;
+  const { objects, notes } = await ready.render({ namespace, set: ['prometheusOperator.enabled=true'] });
+  const namespaces = new Set<string>();
+  const texts: string[] = [];
+  const walk = (v: unknown, key?: string) => {
+    if (typeof v === 'string') { if (key === 'namespace') namespaces.add(v); texts.push(v); } else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) walk(x, Array.isArray(v) ? key : k);
+  };
+  walk(objects);
+  assert.deepEqual([...namespaces].sort(), ['default', namespace].sort());
+  assert.deepEqual(texts.filter((s) => s.includes('system:serviceaccount:')).map((s) => /system:serviceaccount:[^:']+:[^']+/.exec(s)?.[0]),
+    [`system:serviceaccount:${namespace}:node-tuning-advisor`, `system:serviceaccount:${namespace}:node-tuning-advisor`]);
+  for (const o of objects) {
+    for (const s of o.subjects ?? []) assert.equal(s.namespace, namespace, `${o.kind}/${o.metadata.name} subject`);
+  }
+  assert.deepEqual(objects.filter((o) => o.metadata.namespace === 'default').map((o) => o.kind).sort(), ['Role', 'RoleBinding']);
+  assert.match(notes, new RegExp(`kubectl -n ${namespace} rollout status`));
+});
