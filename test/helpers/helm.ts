@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import { parseAllDocuments } from 'yaml';
 import type { K8sObject } from './manifests.ts';
 import { REPO } from './manifests.ts';
-import { requireTool } from './tools.ts';
+import { toolPath } from './tools.ts';
 
 export const CHART = path.join(REPO, 'charts/node-tuning-advisor');
 const HARNESS = path.join(REPO, 'test/helm/render.go');
@@ -38,18 +38,31 @@ export interface RenderOptions { namespace?: string; name?: string; set?: string
 
 export type Render = (options?: RenderOptions) => Promise<Rendered>;
 
-/** The renderer, or undefined after skipping the test (locally) / throws (CI=true) when Go or a library is missing. */
-export async function helmRenderer(t: TestContext): Promise<Render | undefined> {
-  const go = requireTool(t, 'go', 'golang-go');
-  if (!go) return undefined;
+/** What is missing to build the harness (Go, a library), with the packages to install; undefined when nothing is. */
+export function harnessMissing(): string | undefined {
+  if (!toolPath('go')) return 'go not found: install it with "apt-get install golang-go" (.ci/run does this)';
   const missing = LIBRARIES.filter(([, file]) => !existsSync(path.join(GOPATH, file))).map(([pkg]) => pkg);
-  if (missing.length > 0) {
-    const message = `Go libraries not found in ${GOPATH}: install them with "apt-get install ${missing.join(' ')}" (.ci/run does this)`;
-    if (process.env.CI === 'true') throw new Error(message);
-    t.skip(message);
+  if (missing.length > 0) return `Go libraries not found in ${GOPATH}: install them with "apt-get install ${missing.join(' ')}" (.ci/run does this)`;
+  return undefined;
+}
+
+/** For `describe(name, helmTier(), …)`: skips locally with what to install; under CI=true a missing piece is an error. */
+export function helmTier(): { skip?: string } {
+  const missing = harnessMissing();
+  if (!missing) return {};
+  if (process.env.CI === 'true') throw new Error(missing);
+  return { skip: missing };
+}
+
+/** The renderer, or undefined after skipping the test (locally) / throws (CI=true) when Go or a library is missing. */
+export async function helmRenderer(t?: TestContext): Promise<Render | undefined> {
+  const missing = harnessMissing();
+  if (missing) {
+    if (process.env.CI === 'true' || !t) throw new Error(missing);
+    t.skip(missing);
     return undefined;
   }
-  const binary = await buildHarness(go);
+  const binary = await buildHarness(toolPath('go') as string);
   return async (options = {}) => parseRendered(await renderRaw(binary, options));
 }
 
