@@ -7,6 +7,7 @@
 // render naming the fix, and another release namespace reaches every place the objects name it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -134,4 +135,39 @@ test('another release namespace: every object, subject and the policies\' servic
   }
   assert.deepEqual(objects.filter((o) => o.metadata.namespace === 'default').map((o) => o.kind).sort(), ['Role', 'RoleBinding']);
   assert.match(notes, new RegExp(`kubectl -n ${namespace} rollout status`));
+});
+
+/** The `helm install` commands of a doc's ```sh blocks (continuation lines joined, comments dropped), as words. */
+function helmInstalls(doc: string): string[][] {
+  const text = readFileSync(path.join(REPO, doc), 'utf8');
+  const blocks = [...text.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1] as string);
+  return blocks.flatMap((b) => b.replaceAll('\\\n', ' ').split('\n'))
+    .map((line) => line.replace(/(^|\s+)#.*$/, '').trim()).filter((line) => line.startsWith('helm install '))
+    .map((line) => line.split(/\s+/));
+}
+
+test('the documented `helm install` commands (README, docs/deploy.md) render with the values they set', async (t) => {
+  const ready = await setup(t);
+  if (!ready) return;
+  const commands = [...helmInstalls('README.md'), ...helmInstalls('docs/deploy.md')];
+  assert.ok(commands.length >= 2, 'README and docs/deploy.md show the install');
+  for (const words of commands) {
+    const [, , name, chart, ...flags] = words;
+    assert.equal(chart, 'charts/node-tuning-advisor', words.join(' '));
+    const set: string[] = [];
+    let namespace = 'default';
+    for (let i = 0; i < flags.length; i++) {
+      const flag = flags[i];
+      if (flag === '--create-namespace') continue;
+      const value = (flags[++i] ?? '').replaceAll('<your-registry>', 'registry.example.com');
+      if (flag === '-n' || flag === '--namespace') namespace = value;
+      else if (flag === '--set') set.push(value);
+      else assert.fail(`${words.join(' ')}: the test does not know ${flag}`);
+    }
+    const objects: K8sObject[] = (await ready.render({ name, namespace, set })).objects;
+    const ds = objects.find((o) => o.kind === 'DaemonSet') as K8sObject;
+    assert.equal(ds.metadata.namespace, namespace);
+    assert.equal(ds.spec.template.spec.containers[0].image, 'registry.example.com/node-tuning-advisor:0.1.0', words.join(' '));
+    assert.ok(ds.spec.template.spec.volumes.some((v: { name: string }) => v.name === 'host-etc-kubernetes-manifests'), 'distribution=kubeadm');
+  }
 });
