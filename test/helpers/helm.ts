@@ -1,10 +1,10 @@
 // The chart rendered by Helm's template engine pieces (test/helm/render.go: Go's text/template,
 // Sprig v3, sigs.k8s.io/yaml, as Helm v3's pkg/engine uses them), since no Helm binary can be
-// installed here. The harness is built once per content of render.go and Go version, into a temp
+// installed here. The harness is built once per content of render.go, Go and library version, into a temp
 // dir shared by the test files (rename into place: two builds at once both succeed).
 import { execFile, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, mkdtemp, rename, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -95,7 +95,9 @@ function parseRendered(files: Record<string, string>): Rendered {
 
 async function buildHarness(go: string): Promise<string> {
   const version = execFileSync(go, ['version'], { encoding: 'utf8' });
-  const hash = createHash('sha256').update(readFileSync(HARNESS)).update(version).digest('hex').slice(0, 16);
+  // A new render.go, Go or library package builds anew.
+  const libraries = LIBRARIES.map(([, file]) => `${file}@${statSync(path.join(GOPATH, file)).mtimeMs}`).join(',');
+  const hash = createHash('sha256').update(readFileSync(HARNESS)).update(version).update(libraries).digest('hex').slice(0, 16);
   const dir = path.join(tmpdir(), `nta-helm-render-${hash}`);
   const binary = path.join(dir, 'render');
   if (existsSync(binary)) return binary;

@@ -53,7 +53,12 @@ test('default values: the objects of `kubectl kustomize manifests/` but the Name
     const chart = sortedObjects((await ready.render({ set: [`distribution=${distribution}`] })).objects);
     assert.deepEqual(chart, built, `distribution=${distribution} renders overlays/${distribution}`);
   }
-  assert.match(rendered.notes, /kubectl -n node-tuning-advisor rollout status ds\/node-tuning-advisor/);
+  // NOTES.txt's verify commands are docs/deploy.md's "3. Verify" ones, as written there.
+  const deploy = readFileSync(path.join(REPO, 'docs/deploy.md'), 'utf8');
+  const verify = /## 3\. Verify\n\n```sh\n([\s\S]*?)```/.exec(deploy)?.[1]?.split('\n').map((l) => l.trim()) ?? [];
+  const shown = rendered.notes.split('\n').map((l) => l.trim()).filter((l) => /^(kubectl|curl) /.test(l) && !l.startsWith('kubectl label namespace'));
+  assert.ok(shown.length >= 5, rendered.notes);
+  for (const line of shown) assert.ok(verify.includes(line), `NOTES.txt: "${line}" is not in docs/deploy.md "3. Verify"`);
 });
 
 test('prometheusOperator.enabled: the prometheus-operator overlay; with distribution=kubeadm: both combined', async (t) => {
