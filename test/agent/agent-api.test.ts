@@ -18,6 +18,15 @@ async function cluster(t: TestContext): Promise<{ server: FakeApiServer; kubecon
   return { server, kubeconfig: server.writeKubeconfig() };
 }
 
+/** Polls the in-process stand-in; the guard only ends a hang (each step takes milliseconds). */
+async function until(what: string, check: () => boolean, guardMs = 60_000): Promise<void> {
+  const end = performance.now() + guardMs;
+  while (!check()) {
+    if (performance.now() > end) throw new Error(`never happened: ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
 function ours(annotations: Record<string, string>): Record<string, string> {
   return Object.fromEntries(Object.entries(annotations).filter(([k]) => k.startsWith(ANNOTATION_PREFIX)));
 }
@@ -45,14 +54,15 @@ test('429 honours Retry-After before retrying', async (t) => {
 test('a failed Event is retried without a second PATCH; an external edit is repaired with one PATCH', async (t) => {
   const { server, kubeconfig } = await cluster(t);
   server.inject('POST', '/api/v1/namespaces/default/events', { status: 503 });
-  let edited = false;
-  const run = runAgent(kubeconfig, (scan) => {
-    if (scan === 4 && !edited) {
-      edited = true;
-      server.editNode('worker-1', (n) => { delete n.metadata.annotations[SUMMARY_KEY]; });
-    }
-    return seedReport();
-  }, { stopAfterScans: 7 });
+  const run = runAgent(kubeconfig, () => seedReport());
+  t.after(async () => { run.agent.stop(); await run.result; });
+  await until('all three Events, the refused one sent again', () => server.events.length === 3);
+  assert.equal(server.count('PATCH'), 1, 'the Event retried without a second PATCH');
+  server.editNode('worker-1', (n) => { delete n.metadata.annotations[SUMMARY_KEY]; });
+  await until('the repair', () => server.count('PATCH') === 2);
+  const scans = run.scans();
+  await until('two more scans', () => run.scans() >= scans + 2);
+  run.agent.stop();
   assert.equal(await run.result, 0);
   assert.equal(server.events.length, 3, 'all three Events arrive once');
   const patches = server.requests.filter((r) => r.method === 'PATCH');
@@ -61,16 +71,20 @@ test('a failed Event is retried without a second PATCH; an external edit is repa
 });
 
 test('watch expiry (410) re-lists and the agent keeps the Node current', async (t) => {
+  // Each step waits for the stand-in to have seen the step before (not for a number of 40 ms scans).
   const { server, kubeconfig } = await cluster(t);
-  let expired = false;
-  const run = runAgent(kubeconfig, (scan) => {
-    if (scan === 3 && !expired) { expired = true; server.expireWatches(); }
-    if (scan === 5) server.editNode('worker-1', (n) => { n.metadata.annotations[`${ANNOTATION_PREFIX}stale`] = 'x'; });
-    return seedReport();
-  }, { stopAfterScans: 8 });
+  const lists = () => server.count('GET', '/api/v1/nodes', (r) => !r.query.has('watch'));
+  const watches = () => server.count('GET', '/api/v1/nodes', (r) => r.query.get('watch') === 'true');
+  const run = runAgent(kubeconfig, () => seedReport());
+  t.after(async () => { run.agent.stop(); await run.result; });
+  await until('the first publish, with the Node watched', () => server.count('PATCH') === 1 && watches() >= 1);
+  server.expireWatches();
+  await until('a LIST after the 410, and a watch from it', () => lists() === 2 && watches() >= 2);
+  server.editNode('worker-1', (n) => { n.metadata.annotations[`${ANNOTATION_PREFIX}stale`] = 'x'; });
+  await until('a PATCH after the edit', () => server.count('PATCH') === 2);
+  run.agent.stop();
   assert.equal(await run.result, 0);
-  assert.equal(server.count('GET', '/api/v1/nodes', (r) => !r.query.has('watch')), 2, 'LIST again after 410');
-  assert.ok(server.count('GET', '/api/v1/nodes', (r) => r.query.get('watch') === 'true') >= 2);
+  assert.equal(lists(), 2, 'LIST again after 410, once');
   assert.ok(server.requests.every((r) => r.path !== '/api/v1/nodes' || r.query.get('fieldSelector') === 'metadata.name=worker-1'));
   const last = server.requests.filter((r) => r.method === 'PATCH').at(-1);
   assert.deepEqual((last?.body as any).metadata.annotations, { [`${ANNOTATION_PREFIX}stale`]: null });
@@ -91,8 +105,8 @@ test('a watch whose response never starts is given up after the request timeout,
     return seedReport();
   });
   t.after(async () => { run.agent.stop(); await run.result; });
-  const end = performance.now() + 10_000;
-  while (server.count('PATCH') < 2 && performance.now() < end) await new Promise((r) => setTimeout(r, 20));
+  // The guard is far below the hour a watch waiting on the idle timeout would take.
+  await until('the hand edit seen and repaired', () => server.count('PATCH') >= 2);
   assert.equal(server.count('PATCH'), 2, 'the hand edit was seen and repaired');
   assert.ok(server.count('GET', '/api/v1/nodes', (r) => r.query.get('watch') === 'true') >= 3, 'the hung watch was sent again');
 });

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { parse } from 'yaml';
-import { bundleTo } from '../../scripts/bundle.ts';
+import { bundleTo } from '../helpers/bundle-cache.ts';
 import { ControlPlane, realServerTier } from '../helpers/control-plane.ts';
 import { createBoundPod, createReadyNode, podBoundToken, waitForAdmission } from '../helpers/kube-objects.ts';
 import { REPO } from '../helpers/manifests.ts';

@@ -2,8 +2,10 @@
 // env and rules ConfigMap as the server holds them after `kubectl apply`, the ServiceAccount's token
 // bound to a Pod on node A, a fixture host tree as the host. Everything it did is read from the
 // server's audit log and objects, never from the agent: one PATCH and one Event per failing rule,
-// nothing on a restart, one PATCH to repair a hand edit, nothing when the API server goes away for
-// 15 s or forgets its history (410 Gone), and the server refusing what the agent must not do.
+// nothing on a restart, one PATCH to repair a hand edit, nothing when the API server goes away (until
+// every watch has failed) or forgets its history (410 Gone), and the server refusing what the agent
+// must not do. "Nothing more" is checked over the agent's next cycle (its log line after each cycle's
+// writes), not over a fixed sleep.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -24,7 +26,6 @@ const A = 'agent-a';
 const B = 'agent-b';
 const HOST = path.join(REPO, 'test/fixtures/hosts/seed-000-before');
 const INTERVAL_S = 2;
-const OUTAGE_MS = 15_000;
 const FOREIGN = { label: ['topology.kubernetes.io/zone', 'z1'], annotation: ['example.com/owner', 'team-a'] } as const;
 const WATCHED = ['/api/v1/nodes', '/api/v1/pods', '/apis/storage.k8s.io/v1/csidrivers', '/apis/storage.k8s.io/v1/csinodes'];
 
@@ -116,7 +117,7 @@ describe('the bundled agent on a real kube-apiserver', realServerTier(), () => {
     const since = Date.now();
     agent = startAgent();
     await until('the first publish', async () => (await agentRequests(since)).filter((r) => r.verb === 'create').length >= failing.length, 30_000, explain(since));
-    await sleep(INTERVAL_S * 1500); // a further cycle: nothing more may be sent
+    await agent.waitForCycles(2); // the first publish and a further cycle: nothing more may be sent
     const requests = await agentRequests(since);
     const writes = requests.filter(isWrite);
     assert.deepEqual(writes.map((r) => `${r.verb} ${r.path}`), [
@@ -165,7 +166,7 @@ describe('the bundled agent on a real kube-apiserver', realServerTier(), () => {
     agent = startAgent();
     const metrics = await agent.metricsUrl();
     await until('ready', async () => (await scrape(metrics, '/readyz')).status === 200, 30_000, explain(since));
-    await sleep(INTERVAL_S * 3000);
+    await agent.waitForCycles(2); // its first cycle (which would write) and one more
     const requests = await agentRequests(since);
     assert.deepEqual(requests.filter(isWrite), [], describeRequests(requests));
     assert.deepEqual(requests.filter((r) => r.code >= 400), []);
@@ -177,11 +178,18 @@ describe('the bundled agent on a real kube-apiserver', realServerTier(), () => {
   test('a hand edit of one advisor annotation is repaired by one PATCH of that key; foreign ones are never touched', async () => {
     const key = `${PREFIX}findings`;
     const since = Date.now();
+    const live = agent as AgentProcess;
+    const cyclesBefore = live.cycles;
     const edit = await cp.kubectl(['annotate', 'node', A, '--overwrite', `${key}=edited by hand`, 'example.com/ticket=OPS-7']);
     assert.equal(edit.code, 0, edit.stderr);
     assert.equal((await cp.kubectl(['label', 'node', A, 'example.com/pool=batch'])).code, 0);
     await until('the repair', async () => (await ownAnnotations(cp, A))[key] === expected[key], 20_000, explain(since));
-    await sleep(INTERVAL_S * 1500);
+    // The cycle that sent the repair, then one more: nothing more may be sent.
+    await until('a cycle after the repair', () => {
+      const since = live.cycleLines().slice(cyclesBefore);
+      const repaired = since.findIndex((l) => /PATCH yes/.test(l));
+      return Promise.resolve(repaired >= 0 && since.length > repaired + 1);
+    }, 60_000, explain(since));
     const writes = (await agentRequests(since)).filter(isWrite);
     assert.equal(writes.length, 1, describeRequests(writes));
     assert.deepEqual(writes[0]?.body, { metadata: { annotations: { [key]: expected[key] } } }, 'only the key that differs');
@@ -206,25 +214,36 @@ describe('the bundled agent on a real kube-apiserver', realServerTier(), () => {
     await refused(`/api/v1/nodes/${A}/status`, { status: { conditions: [] } }, 403, /cannot patch resource "nodes\/status"/);
   });
 
-  test(`faults: the API server stopped for ${OUTAGE_MS / 1000} s, then etcd compacted (410 Gone): /metrics keeps serving, one re-list, no write`, async (t) => {
+  test('faults: the API server stopped until every watch failed twice, then etcd compacted (410 Gone): /metrics keeps serving, one re-list, no write', async (t) => {
     const live = agent as AgentProcess;
     const pid = live.pid;
     const metrics = await live.metricsUrl();
+    const logFrom = live.log.length;
     const outageAt = Date.now();
     await cp.stopApiserver();
+    // Down until each watch has failed twice (dropped, then a retry refused: in backoff against a
+    // server that is away), scraped all along.
+    const watchFailures = (): Map<string, number> => {
+      const seen = new Map<string, number>();
+      for (const m of live.log.slice(logFrom).matchAll(/^agent: watch on (.+?) failed /gm)) seen.set(m[1] as string, (seen.get(m[1] as string) ?? 0) + 1);
+      return seen;
+    };
+    const inBackoff = (): boolean => watchFailures().size === WATCHED.length && [...watchFailures().values()].every((n) => n >= 2);
     const served: number[] = [];
-    while (Date.now() - outageAt < OUTAGE_MS) {
+    while (!inBackoff() || served.length < 8) {
+      if (Date.now() - outageAt > 120_000) assert.fail(`watch failures during the outage: ${JSON.stringify([...watchFailures()])}\n${live.log.slice(logFrom)}`);
       const [m, h] = await Promise.all([scrape(metrics), scrape(metrics, '/healthz')]);
       served.push(m.status, h.status);
-      await sleep(2_000);
+      await sleep(250);
     }
-    assert.ok(served.length >= 8 && served.every((s) => s === 200), `served during the outage: ${served}`);
+    assert.ok(served.every((s) => s === 200), `served during the outage: ${served}`);
+    t.diagnostic(`server down ${((Date.now() - outageAt) / 1000).toFixed(1)} s: ${served.length} scrapes answered; watch failures ${JSON.stringify([...watchFailures()])}`);
     const back = Date.now(); // what reaches the server from now on reaches the new kube-apiserver
     await cp.restartApiserver();
     const relisted = await until('re-watching after the restart', async () => {
       const watches = (await agentRequests(back)).filter((r) => r.verb === 'watch');
       return WATCHED.every((w) => watches.some((r) => r.path === w)) && watches;
-    }, 180_000, explain(back)); // backoff after a 15 s outage (and a 403 while RBAC syncs at start): up to ~2 min
+    }, 180_000, explain(back)); // backoff after the outage (and a 403 while RBAC syncs at start)
     t.diagnostic(`all four watches back ${((Math.max(...relisted.map((r) => r.at)) - back) / 1000).toFixed(1)} s after the restart`);
 
     // Compaction: every write so far is history; a restarted API server keeps none of it in its cache.
@@ -241,7 +260,7 @@ describe('the bundled agent on a real kube-apiserver', realServerTier(), () => {
       const requests = await agentRequests(since);
       return WATCHED.every((w) => requests.some((r) => r.verb === 'watch' && r.path === w && Number(r.query.get('resourceVersion')) > compacted)) && requests;
     }, 180_000, explain(since));
-    await sleep(INTERVAL_S * 2000);
+    await live.waitForCycles(live.cycles + 2); // two more cycles: nothing more may be sent
     const after = await agentRequests(since);
     for (const resource of WATCHED) {
       // Whether its first try reached the restarted server (and got the 410) or not, each watch

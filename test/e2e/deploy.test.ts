@@ -42,10 +42,13 @@ describe('kubectl apply -k / delete -k of every kustomization on a bare control 
       const applied = await applyK(dir);
       assert.equal(applied.code, 0, `${name}: kubectl apply -k\n${applied.stderr}`);
       assert.match(applied.stdout, /daemonset\.apps\/node-tuning-advisor (created|configured|unchanged)/, name);
-      const deleted = await cp.kubectl(['delete', '-k', dir, '--dry-run=server']);
-      assert.equal(deleted.code, 0, `${name}: kubectl delete -k --dry-run=server\n${deleted.stderr}`);
       t.diagnostic(`${name}: ${applied.stdout.trim().split('\n').length} objects applied`);
     }
+    // A server-side dry run changes nothing, and every object of each kustomization exists now: all at once.
+    await Promise.all(plain.map(async ([name, dir]) => {
+      const deleted = await cp.kubectl(['delete', '-k', dir, '--dry-run=server']);
+      assert.equal(deleted.code, 0, `${name}: kubectl delete -k --dry-run=server\n${deleted.stderr}`);
+    }));
     // The image overlay's registry reached the server.
     await applyK(KUSTOMIZATIONS['overlays/image'] as string);
     const ds = await cp.must('GET', `/apis/apps/v1/namespaces/${AGENT_NAMESPACE}/daemonsets/node-tuning-advisor`);
@@ -63,50 +66,55 @@ describe('kubectl apply -k / delete -k of every kustomization on a bare control 
     assert.match(applied.stdout, /prometheusrule\.monitoring\.coreos\.com\/node-tuning-advisor created/);
   });
 
-  test('the agent as the kubeadm overlay deploys it publishes on its Node', async () => {
+  // Two nodes, each with its agent as the kubeadm overlay deploys it (their own rule dirs; the
+  // overrides ConfigMap is read when an agent starts): side by side, each waits on the agent's 1 request/s.
+  test('the agent as the kubeadm overlay deploys it, on two nodes at once', { concurrency: true }, async (t) => {
     assert.equal((await applyK(KUSTOMIZATIONS['overlays/kubeadm'] as string)).code, 0);
-    await createReadyNode(cp, NODE, { kubeletVersion: 'v1.30.2' });
-    await agentOnceAsDeployed(suite, await agentIdentity(cp, NODE, tmp), { hostRoot: HOST, rulesDir: path.join(tmp, 'rules') });
-    const published = await ownAnnotations(cp, NODE);
-    assert.match(published['node-tuning-advisor.io/summary'] ?? '', /^\d+\/100 [A-F]\b/, JSON.stringify(published));
-    // Its labels, as an operator reads them: the grade of the summary, the failing critical rules of the report.
-    const shown = await cp.kubectl(['get', 'node', NODE, '-L', GRADE_LABEL, '-L', CRITICAL_FAILING_LABEL, '--no-headers']);
-    assert.equal(shown.code, 0, shown.stderr);
-    const report = parseAnnotations(published);
-    assert.equal(report.state, 'ok');
-    const critical = report.state === 'ok' ? report.report.rules.filter((r) => r.status === 'fail' && r.severity === 'critical').length : -1;
-    const grade = /^\d+\/100 ([A-F])\b/.exec(published['node-tuning-advisor.io/summary'] ?? '')?.[1];
-    assert.match(shown.stdout, new RegExp(`\\s${grade}\\s+${critical}\\s*$`), `${shown.stdout} (grade ${grade}, ${critical} critical failing): ${JSON.stringify(published)}`);
-  });
-
-  test('per-node silencing: the operator\'s Node annotation and the overrides ConfigMap take rules out on the next scan; the agent cannot lift a silence', async () => {
-    const node = 'deploy-silenced-1';
-    await createReadyNode(cp, node, { kubeletVersion: 'v1.20.2' });
-    const identity = await agentIdentity(cp, node, tmp);
-    const once = async () => {
-      const agent = await agentOnceAsDeployed(suite, identity, { hostRoot: SEED_HOST, rulesDir: path.join(tmp, `rules-${Date.now()}`) });
-      const report = parseAnnotations(await ownAnnotations(cp, node));
-      assert.equal(report.state, 'ok');
-      return { log: agent.log, rules: report.state === 'ok' ? report.report.rules.map((r) => r.rule) : [], failing: report.state === 'ok' ? report.report.rules.filter((r) => r.status === 'fail').map((r) => r.rule) : [] };
-    };
-    const before = await once();
-    assert.ok(before.failing.length >= 3, `the fixture fails several rules: ${before.failing}`);
-    const [silenced, overridden, kept] = before.failing as [string, string, string];
-    const annotated = await cp.kubectl(['annotate', 'node', node, `${SILENCE_ANNOTATION}=${silenced}, no-such-rule`]);
-    assert.equal(annotated.code, 0, annotated.stderr);
-    const overrides = `apiVersion: node-tuning-advisor.io/v1\nkind: RuleOverrides\noverrides:\n  - id: ${overridden}\n    disabled: true\n`;
-    await writeFile(path.join(tmp, 'site.yaml'), overrides);
-    const created = await cp.kubectl(['-n', AGENT_NAMESPACE, 'create', 'configmap', 'node-tuning-advisor-overrides', `--from-file=${path.join(tmp, 'site.yaml')}`]);
-    assert.equal(created.code, 0, created.stderr);
-    const after = await once();
-    assert.ok(!after.rules.includes(silenced) && !after.rules.includes(overridden), `${silenced}, ${overridden} gone: ${after.rules}`);
-    assert.ok(after.failing.includes(kept), `${kept} still reported`);
-    assert.match(after.log, new RegExp(`not evaluating ${silenced}, no-such-rule on this Node; no such rule: no-such-rule`));
-    // The silence is the operator's: the agent's own token may not touch it.
-    const lift = await cp.request('PATCH', `/api/v1/nodes/${node}`, { metadata: { annotations: { [SILENCE_ANNOTATION]: null } } }, { token: identity.token, contentType: 'application/merge-patch+json' });
-    assert.equal(lift.status, 422, JSON.stringify(lift.body));
-    assert.match(lift.body.message, /may change only annotations under node-tuning-advisor\.io\//);
-    assert.equal((await cp.kubectl(['-n', AGENT_NAMESPACE, 'delete', 'configmap', 'node-tuning-advisor-overrides'])).code, 0);
+    await Promise.all([
+      t.test('it publishes on its Node', async () => {
+        await createReadyNode(cp, NODE, { kubeletVersion: 'v1.30.2' });
+        await agentOnceAsDeployed(suite, await agentIdentity(cp, NODE, tmp), { hostRoot: HOST, rulesDir: path.join(tmp, 'rules') });
+        const published = await ownAnnotations(cp, NODE);
+        assert.match(published['node-tuning-advisor.io/summary'] ?? '', /^\d+\/100 [A-F]\b/, JSON.stringify(published));
+        // Its labels, as an operator reads them: the grade of the summary, the failing critical rules of the report.
+        const shown = await cp.kubectl(['get', 'node', NODE, '-L', GRADE_LABEL, '-L', CRITICAL_FAILING_LABEL, '--no-headers']);
+        assert.equal(shown.code, 0, shown.stderr);
+        const report = parseAnnotations(published);
+        assert.equal(report.state, 'ok');
+        const critical = report.state === 'ok' ? report.report.rules.filter((r) => r.status === 'fail' && r.severity === 'critical').length : -1;
+        const grade = /^\d+\/100 ([A-F])\b/.exec(published['node-tuning-advisor.io/summary'] ?? '')?.[1];
+        assert.match(shown.stdout, new RegExp(`\\s${grade}\\s+${critical}\\s*$`), `${shown.stdout} (grade ${grade}, ${critical} critical failing): ${JSON.stringify(published)}`);
+      }),
+      t.test('per-node silencing: the operator\'s Node annotation and the overrides ConfigMap take rules out on the next scan; the agent cannot lift a silence', async () => {
+        const node = 'deploy-silenced-1';
+        await createReadyNode(cp, node, { kubeletVersion: 'v1.20.2' });
+        const identity = await agentIdentity(cp, node, tmp);
+        const once = async () => {
+          const agent = await agentOnceAsDeployed(suite, identity, { hostRoot: SEED_HOST, rulesDir: path.join(tmp, `rules-${Date.now()}`) });
+          const report = parseAnnotations(await ownAnnotations(cp, node));
+          assert.equal(report.state, 'ok');
+          return { log: agent.log, rules: report.state === 'ok' ? report.report.rules.map((r) => r.rule) : [], failing: report.state === 'ok' ? report.report.rules.filter((r) => r.status === 'fail').map((r) => r.rule) : [] };
+        };
+        const before = await once();
+        assert.ok(before.failing.length >= 3, `the fixture fails several rules: ${before.failing}`);
+        const [silenced, overridden, kept] = before.failing as [string, string, string];
+        const annotated = await cp.kubectl(['annotate', 'node', node, `${SILENCE_ANNOTATION}=${silenced}, no-such-rule`]);
+        assert.equal(annotated.code, 0, annotated.stderr);
+        const overrides = `apiVersion: node-tuning-advisor.io/v1\nkind: RuleOverrides\noverrides:\n  - id: ${overridden}\n    disabled: true\n`;
+        await writeFile(path.join(tmp, 'site.yaml'), overrides);
+        const created = await cp.kubectl(['-n', AGENT_NAMESPACE, 'create', 'configmap', 'node-tuning-advisor-overrides', `--from-file=${path.join(tmp, 'site.yaml')}`]);
+        assert.equal(created.code, 0, created.stderr);
+        const after = await once();
+        assert.ok(!after.rules.includes(silenced) && !after.rules.includes(overridden), `${silenced}, ${overridden} gone: ${after.rules}`);
+        assert.ok(after.failing.includes(kept), `${kept} still reported`);
+        assert.match(after.log, new RegExp(`not evaluating ${silenced}, no-such-rule on this Node; no such rule: no-such-rule`));
+        // The silence is the operator's: the agent's own token may not touch it.
+        const lift = await cp.request('PATCH', `/api/v1/nodes/${node}`, { metadata: { annotations: { [SILENCE_ANNOTATION]: null } } }, { token: identity.token, contentType: 'application/merge-patch+json' });
+        assert.equal(lift.status, 422, JSON.stringify(lift.body));
+        assert.match(lift.body.message, /may change only annotations under node-tuning-advisor\.io\//);
+        assert.equal((await cp.kubectl(['-n', AGENT_NAMESPACE, 'delete', 'configmap', 'node-tuning-advisor-overrides'])).code, 0);
+      }),
+    ]);
   });
 
   test('delete -k manifests/ removes everything (namespace included); apply -k manifests/ installs it again', async () => {

@@ -32,7 +32,8 @@ async function publish(cp: ControlPlane, node: string, host: string, extra: stri
   assert.doesNotMatch(stderr, /internal error/);
 }
 
-describe('kubectl describe node after the agent published (real API server, real kubectl)', realServerTier(), () => {
+// Each test publishes on its own Node (an agent --once waits on its 1 request/s client limit): side by side.
+describe('kubectl describe node after the agent published (real API server, real kubectl)', { ...realServerTier(), concurrency: true }, () => {
   let cp: ControlPlane;
   let overrides: string;
   before(async () => {

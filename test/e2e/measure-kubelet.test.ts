@@ -10,7 +10,7 @@
 // the agent publishes the node's facts, `measure --save`, the kubelet restarted at the limits the
 // advisor recommends, the agent again, and `measure --compare` shows the p99 change and credits it
 // to the kubelet's QPS/burst.
-// A third node's kubelet is paused (SIGSTOP): the command must say so within 30 s, and a reader that
+// A third node's kubelet is paused (SIGSTOP): the command must say so (no status for 30 s), and a reader that
 // closes the pipe (`2>&1 | head`) must not leave the namespace and its pods behind.
 import { spawn, spawnSync } from 'node:child_process';
 import { after, before, describe, test, type TestContext } from 'node:test';
@@ -29,6 +29,12 @@ import { KubeletSliTracker } from '../../src/agent/kubelet-sli.ts';
 import { fetchLocalText } from '../../src/host/local-http.ts';
 
 const PODS = 100;
+
+/** The upper bound of the bucket of the kubelet's SLI histogram (as its /metrics text lists them) that holds `seconds`. */
+function bucketAbove(metricsText: string, seconds: number): number {
+  const bounds = [...metricsText.matchAll(/^kubelet_pod_start_sli_duration_seconds_bucket\{[^}]*le="([^"]+)"[^}]*\} /gm)].map((m) => Number(m[1]));
+  return bounds.filter((b) => seconds <= b).sort((a, b) => a - b)[0] ?? Infinity;
+}
 
 interface Ran { code: number | null; stdout: string; stderr: string }
 
@@ -119,12 +125,17 @@ describe('measure pod-startup on real kubelets (hollow nodes at 5/10 and 50/100)
   }
 
   test('both nodes at once', { concurrency: true }, async (t) => {
+    // The 5/10 node's first total p99, for the 50/100 node's run beside it (same machine, same moment).
+    let slowP99: (p99: number | undefined) => void = () => {};
+    const slowBeforeP99 = new Promise<number | undefined>((resolve) => { slowP99 = resolve; });
     await Promise.all([
       t.test('5/10: scan fails kubelet-api-qps; the kubelet stamps Ready long before the API sees it (client throttling); restarted at the fix, --compare credits it', async (t) => {
         const slow = nodes[0] as HollowNode;
+        t.after(() => slowP99(undefined)); // a failure before the figure: the other test does not wait for it
         const fix = skipBeforeAfter === undefined ? await scanFindsIt(t, slow) : undefined;
         const beforeFile = path.join(tmp, 'before.json');
         const { m, diagnostic } = await measureAndCompare(slow.name, ['--save', beforeFile]);
+        slowP99(m.phases.total.p99Ms);
         t.diagnostic(diagnostic);
         // 100 pods, two throttled status writes each at 5/s: tens of seconds, almost all of it waiting to write.
         assert.ok(m.phases.total.p99Ms > 15_000, diagnostic);
@@ -145,7 +156,7 @@ describe('measure pod-startup on real kubelets (hollow nodes at 5/10 and 50/100)
         assert.deepEqual(c.facts.filter((f: any) => f.changed === true).map((f: any) => f.fact).sort(), ['kubelet.kubeAPIBurst', 'kubelet.kubeAPIQPS']);
         assert.match(c.credit, new RegExp(`with the kubelet's client limits 5/10 → ${fix.qps}/${fix.burst}, the only recorded setting that changed; .*: credited to the kubelet's QPS/burst$`));
       }),
-      t.test('50/100: the same 100 pods Ready several times sooner; the kubelet\'s own SLI histogram counts them', async (t) => {
+      t.test('50/100: the same 100 pods Ready in under half the 5/10 node\'s p99; the kubelet\'s own SLI histogram counts them', async (t) => {
         const fast = nodes[1] as HollowNode;
         // The kubelet's /metrics (plain HTTP on a hollow node), read as the agent reads it, before and after.
         const metrics = async (): Promise<string> => {
@@ -164,16 +175,22 @@ describe('measure pod-startup on real kubelets (hollow nodes at 5/10 and 50/100)
         t.after(() => { agent.kill('SIGTERM'); });
         const { m, diagnostic } = await measureAndCompare('hollow-fast');
         t.diagnostic(diagnostic);
-        assert.ok(m.phases.total.p99Ms < 15_000, diagnostic);
-        const interval = sli.scrape(await metrics());
+        const scraped = await metrics();
+        const interval = sli.scrape(scraped);
         t.diagnostic(`kubelet SLI over the run: ${JSON.stringify(interval)}`);
         assert.equal(interval?.sli?.samples, PODS, 'the kubelet observed each of the run\'s pods once');
         assert.equal(interval?.total?.samples, PODS);
         assert.equal(interval?.sandbox?.samples, PODS, 'one sandbox per pod');
-        // The kubelet's own count ends at Running, before its status write; its buckets are 1-2 s wide below 10 s.
-        assert.ok((interval?.sli?.p99Seconds as number) > 0 && (interval?.sli?.p99Seconds as number) * 1000 <= m.phases.total.p99Ms + 2000, diagnostic);
+        // The kubelet's own count runs from the pod's creationTimestamp (whole seconds: up to 1 s before
+        // the create reached the server) to Running, before its status write: each pod's figure is at
+        // most its total + 1 s, so the p99 read from the buckets is at most the upper bound of the bucket
+        // that holds the total's p99 + 1 s.
+        const bound = bucketAbove(scraped, m.phases.total.p99Ms / 1000 + 1);
+        assert.ok((interval?.sli?.p99Seconds as number) > 0 && (interval?.sli?.p99Seconds as number) <= bound, `kubelet SLI p99 ≤ ${bound} s: ${diagnostic}`);
         let exposed = '';
-        for (let i = 0; i < 60 && !/^node_tuning_advisor_kubelet_pod_start_p99_seconds\{histogram="pod_start_sli"\} \d/m.test(exposed); i++) {
+        // Until its next scan read the kubelet (every 3 s); the deadline only ends a hang.
+        const deadline = Date.now() + 120_000;
+        while (Date.now() < deadline && agent.exitCode === null && !/^node_tuning_advisor_kubelet_pod_start_p99_seconds\{histogram="pod_start_sli"\} \d/m.test(exposed)) {
           await new Promise((r) => setTimeout(r, 500));
           const got = await fetchLocalText(`http://127.0.0.1:${metricsPort}/metrics`, { timeoutMs: 5000 });
           if (got.ok) exposed = got.text;
@@ -187,8 +204,12 @@ describe('measure pod-startup on real kubelets (hollow nodes at 5/10 and 50/100)
           const checked = spawnSync(promtool, ['check', 'metrics'], { input: exposed, encoding: 'utf8' });
           assert.equal(checked.status, 0, `promtool check metrics: ${checked.stdout}${checked.stderr}`);
         }
+        // Its 5/10 twin, measured at the same time on the same machine: the limiter, not the load, sets the gap.
+        const slow = await slowBeforeP99;
+        assert.ok(slow !== undefined, 'the 5/10 run gave its figure');
+        assert.ok(m.phases.total.p99Ms < slow / 2, `p99 ${m.phases.total.p99Ms} ms here, ${slow} ms at 5/10: ${diagnostic}`);
       }),
-      t.test('a kubelet that writes nothing is named within 30 s; closing the output pipe then still cleans up', async () => {
+      t.test('a kubelet that writes nothing is named (after the namespace is created, no status seen for 30 s); closing the output pipe then still cleans up', async () => {
         const paused = nodes[2] as HollowNode;
         paused.pause();
         const run = spawn(process.execPath, [CLI, 'measure', 'pod-startup', '--kubeconfig', cp.kubeconfig, '--node', paused.name, '--pods', '5', '--cleanup-wait', '5s'], {
@@ -196,14 +217,15 @@ describe('measure pod-startup on real kubelets (hollow nodes at 5/10 and 50/100)
         });
         const exited = new Promise<number | string | null>((resolve) => run.on('exit', (code, signal) => resolve(code ?? signal)));
         let text = '';
-        const started = Date.now();
         // As `2>&1 | head` does: read until the warning, then close the pipes.
-        const warned = await new Promise<number>((resolve) => run.stderr.on('data', (c: Buffer) => {
+        const warning = /no status from hollow-paused's kubelet for 30 s: is it running\?/;
+        await new Promise<void>((resolve) => run.stderr.on('data', (c: Buffer) => {
           text += c.toString();
-          if (/no status from hollow-paused's kubelet for 30 s: is it running\?/.test(text)) { resolve(Date.now() - started); run.stderr.destroy(); run.stdout.destroy(); }
+          if (warning.test(text)) { resolve(); run.stderr.destroy(); run.stdout.destroy(); }
         }));
-        assert.ok(warned < 45_000, `warned after ${warned} ms`);
-        const namespace = /namespace (nta-measure-\w+) created/.exec(text)?.[1] as string;
+        const created = /namespace (nta-measure-\w+) created/.exec(text);
+        assert.ok(created && created.index < (warning.exec(text) as RegExpExecArray).index, `the warning follows the run's start:\n${text}`);
+        const namespace = created[1] as string;
         assert.equal(await exited, 141, 'exit 141 after cleaning up, not at once');
         const ns = await cp.request('GET', `/api/v1/namespaces/${namespace}`);
         assert.ok(ns.status === 404 || typeof ns.body?.metadata?.deletionTimestamp === 'string', `namespace ${namespace}: deletion requested`);

@@ -104,7 +104,11 @@ describe('measure pod-startup on a real control plane: the test plays the kubele
         // The total counts until the pod is received Ready, so this kubelet's 2.3 s write lag is in it: 1 s to start keeps it under 5 s.
         scripts['measure-a'] = () => ({ initMs: 0, createMs: 1000, readyMs: 0 });
         const second = await measure(['--node', 'measure-a', '--pods', '8', '--output', 'json', '--compare', path.join(tmp, 'before.json')]);
-        assert.equal(second.code, 0, `exit 0: the SLO is met\n${second.stderr}`);
+        // Whether 8 pods Ready in 1 s + the write lag stay under the SLO's 5 s depends on the machine's
+        // load: the run's verdict must follow its own p99, and the exit code the verdict.
+        const slo = second.json.slo;
+        assert.equal(slo.met, slo.p99TotalMs < slo.thresholdMs, `the verdict follows the p99: ${JSON.stringify(slo)}`);
+        assert.equal(second.code, slo.met ? 0 : 1, `exit 0 when the SLO is met, 1 when missed (${JSON.stringify(slo)})\n${second.stderr}`);
         const c = second.json.comparison;
         const phase = (name: string) => c.phases.find((p: any) => p.phase === name);
         t.diagnostic(c.phases.map((p: any) => `${p.phase} ${p.before.p50Ms}→${p.after.p50Ms} ms ${p.verdict}`).join('; '));
@@ -200,7 +204,9 @@ describe('measure pod-startup on a real control plane: the test plays the kubele
         const run = await cliInTerminal(t, ['measure', 'pod-startup', '--node', 'measure-c', '--pods', '3'], 100,
           { KUBECONFIG: kubeconfigs.runner, HOME: tmp }, { prompt: 'Delete it? [y/N]', about: /left over by an interrupted run: namespace nta-measure-left2 /, input: 'y\n', otherwise: 'n\n' });
         if (!run) return;
-        assert.equal(run.code, 0, run.raw);
+        // Exit 0 or 1 as the printed SLO verdict says (3 pods in 1 s each: met unless the machine is loaded).
+        const verdict = /SLO p99 creation → Ready < 5 s: (MET|MISSED)/.exec(stripAnsi(run.raw))?.[1];
+        assert.equal(run.code, verdict === 'MET' ? 0 : verdict === 'MISSED' ? 1 : -1, run.raw);
         assert.match(run.raw, /deleted the leftover namespace nta-measure-left2/);
         assert.match(flatScreen(run.raw), /left over by an interrupted run: namespace nta-measure-left0 .*; delete it with --delete-leftovers or kubectl delete namespace nta-measure-left0/);
         await cp.must('DELETE', '/api/v1/namespaces/nta-measure-left0');

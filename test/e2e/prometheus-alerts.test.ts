@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { parse } from 'yaml';
-import { bundleTo } from '../../scripts/bundle.ts';
+import { bundleTo } from '../helpers/bundle-cache.ts';
 import { FakeApiServer } from '../helpers/fake-apiserver.ts';
 import { REPO } from '../helpers/manifests.ts';
 import { alerts, query, startPrometheus, stopChild, waitFor } from '../helpers/prometheus.ts';

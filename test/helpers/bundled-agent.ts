@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { cp as copy } from 'node:fs/promises';
 import path from 'node:path';
-import { bundleTo } from '../../scripts/bundle.ts';
+import { bundleTo } from './bundle-cache.ts';
 import { REPO } from './manifests.ts';
 import { imageEntrypoint, splitNodeCommand } from './shipped-agent.ts';
 
@@ -21,6 +21,8 @@ export async function buildApp(appDir: string): Promise<string> {
 const IMAGE_NODE_FLAGS = splitNodeCommand(await imageEntrypoint()).nodeFlags;
 
 const METRICS_LINE = /serving \/metrics, \/healthz, \/readyz on ([\d.]+:\d+)/;
+/** The line the agent logs at the end of each cycle, after that cycle's PATCH and Events were sent (src/agent/scan-log.ts). */
+const CYCLE_LINE = /^agent: (?:scan: .*; took [\d.]+ s|publish: PATCH (?:yes|no), \d+ Events? sent)$/gm;
 
 export class AgentProcess {
   readonly child: ChildProcess;
@@ -60,6 +62,28 @@ export class AgentProcess {
   async metricsUrl(timeoutMs = 30_000): Promise<string> {
     await this.waitForLog(METRICS_LINE, timeoutMs);
     return `http://${(METRICS_LINE.exec(this.log) as RegExpExecArray)[1]}`;
+  }
+
+  /** The lines of the cycles it has finished so far (scan and publish, or a publish retried), each saying what it sent. */
+  cycleLines(): string[] {
+    return this.log.match(CYCLE_LINE) ?? [];
+  }
+
+  get cycles(): number {
+    return this.cycleLines().length;
+  }
+
+  /**
+   * Until it has finished `count` cycles in all: what was sent by then includes everything those
+   * cycles sent. The timeout is only a hang guard (each cycle is one --interval apart).
+   */
+  async waitForCycles(count: number, timeoutMs = 120_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.cycles < count) {
+      if (!this.running) throw new Error(`agent exited (${this.child.exitCode}) after ${this.cycles} of ${count} cycles:\n${this.log}`);
+      if (Date.now() > deadline) throw new Error(`${this.cycles} of ${count} cycles within ${timeoutMs} ms:\n${this.log}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
   }
 
   async waitForLog(pattern: RegExp, timeoutMs: number): Promise<void> {

@@ -137,8 +137,12 @@ export class ControlPlane {
   }
 
   /** Stops every component this instance started (clients first, etcd last) and removes its dir. */
+  /**
+   * The end of a suite: every component at once with SIGKILL (their state is thrown away; a graceful
+   * kube-apiserver shutdown alone takes over a second). stopApiserver/restartApiserver stop it gracefully.
+   */
   async stop(): Promise<void> {
-    for (const name of ['kube-controller-manager', 'kube-scheduler', 'kube-apiserver', 'etcd']) await this.stopComponent(name);
+    await Promise.all(['kube-controller-manager', 'kube-scheduler', 'kube-apiserver', 'etcd'].map((name) => this.stopComponent(name, 'SIGKILL')));
     await rm(this.dir, { recursive: true, force: true });
   }
 
@@ -433,13 +437,13 @@ export class ControlPlane {
     this.components.set(name, { name, child, exited });
   }
 
-  private async stopComponent(name: string): Promise<void> {
+  private async stopComponent(name: string, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
     const component = this.components.get(name);
     if (!component) return;
     this.components.delete(name);
     const { child, exited } = component;
     if (child.exitCode !== null || child.signalCode !== null) return;
-    child.kill('SIGTERM');
+    child.kill(signal);
     const timer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
     await exited;
     clearTimeout(timer);

@@ -166,6 +166,9 @@ export class HollowNode {
   }
 
   private async launch(): Promise<void> {
+    // The last heartbeat before this process exists (a stopped kubelet's, on a restart): Ready counts
+    // only with a newer one, which only this process can have written.
+    const before = await this.readyCondition();
     const log = openSync(this.logFile, 'a');
     try {
       const [command, argv] = this.opts.ownPidNamespace
@@ -178,7 +181,12 @@ export class HollowNode {
     } finally {
       closeSync(log);
     }
-    await this.waitReady();
+    await this.waitReady(before?.lastHeartbeatTime);
+  }
+
+  private async readyCondition(): Promise<{ status: string; lastHeartbeatTime: string } | undefined> {
+    const res = await this.cp.request('GET', `/api/v1/nodes/${this.name}`);
+    return res.status === 200 ? res.body.status?.conditions?.find((c: any) => c.type === 'Ready') : undefined;
   }
 
   private async stopProcess(): Promise<void> {
@@ -197,15 +205,19 @@ export class HollowNode {
     clearTimeout(timer);
   }
 
-  /** Ready=True with a heartbeat newer than this start, the not-ready taint gone (removed here when no controller manager does). */
-  private async waitReady(): Promise<void> {
-    const since = Date.now() - 1000;
+  /**
+   * Ready=True with a heartbeat after `previousHeartbeat` (the one before this process started: a
+   * heartbeat after it is this process's own, whatever the clocks), the not-ready taint gone
+   * (removed here when no controller manager does).
+   */
+  private async waitReady(previousHeartbeat: string | undefined): Promise<void> {
     const deadline = Date.now() + (this.opts.readyTimeoutMs ?? 60_000);
+    const after = previousHeartbeat === undefined ? -Infinity : Date.parse(previousHeartbeat);
     while (Date.now() < deadline) {
       if (this.child === undefined || this.child.exitCode !== null) throw new Error(`hollow kubelet ${this.name} exited; see ${this.logFile}`);
       const res = await this.cp.request('GET', `/api/v1/nodes/${this.name}`);
       const ready = res.status === 200 ? res.body.status?.conditions?.find((c: any) => c.type === 'Ready') : undefined;
-      if (ready?.status === 'True' && Date.parse(ready.lastHeartbeatTime) >= Math.floor(since / 1000) * 1000) {
+      if (ready?.status === 'True' && Date.parse(ready.lastHeartbeatTime) > after) {
         const taints = (res.body.spec?.taints ?? []) as { key: string }[];
         if (!taints.some((t) => t.key === 'node.kubernetes.io/not-ready')) return;
         const kept = taints.filter((t) => t.key !== 'node.kubernetes.io/not-ready');

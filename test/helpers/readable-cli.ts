@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestContext } from 'node:test';
-import { bundleTo } from '../../scripts/bundle.ts';
+import { bundleTo } from './bundle-cache.ts';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 

@@ -2,7 +2,7 @@
 // `GET /metrics` on one connection whose responses are never read must not take the agent down
 // (the DaemonSet's NODE_OPTIONS heap limit, the real agent process against the API stand-in), and
 // /healthz keeps answering meanwhile; idle and trickling clients are cut off.
-import { test, type TestContext } from 'node:test';
+import { describe, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -75,75 +75,80 @@ test('2 000 pipelined GET /metrics never read: the agent survives, /healthz answ
   assert.match(metrics, /^node_tuning_advisor_score \d+$/m);
 });
 
-test('a client that sends half a request and waits, and one that connects and says nothing, are disconnected', { timeout: 40_000 }, async (t) => {
-  const agent = await startAgent(t);
-  const sockets = [connect(agent.port, '127.0.0.1'), connect(agent.port, '127.0.0.1')];
-  for (const s of sockets) s.on('error', () => undefined).resume();
-  await Promise.all(sockets.map((s) => new Promise((resolve) => s.once('connect', resolve))));
-  sockets[0]?.write('GET /metrics HTTP/1.1\r\nHost: a');
-  await Promise.all(sockets.map(closed));
-  assert.equal(await healthz(agent.port), 200);
-});
-
-test('one address holding many idle connections is capped, and /healthz from another address still answers', { timeout: 120_000 }, async (t) => {
-  const agent = await startAgent(t);
-  const idle: Socket[] = [];
-  let refused = 0;
-  const allRefused = new Promise<void>((resolve) => {
-    for (let i = 0; i < 300; i++) {
-      const s = connect({ port: agent.port, host: '127.0.0.1', localAddress: '127.0.0.2' });
-      s.on('error', () => undefined).resume();
-      s.once('close', () => { if (++refused === 300 - SERVER_LIMITS.maxConnectionsPerAddress) resolve(); });
-      idle.push(s);
-    }
+// The slow-client and connection-cap cases, each with its own agent and stand-in (the caps count per
+// agent and per address), mostly wait on the server's timeouts and the agent's first publish: side by side.
+// The flood above runs alone: it is the one that loads the machine.
+describe('slow and idle clients', { concurrency: true }, () => {
+  test('a client that sends half a request and waits, and one that connects and says nothing, are disconnected', { timeout: 120_000 }, async (t) => {
+    const agent = await startAgent(t);
+    const sockets = [connect(agent.port, '127.0.0.1'), connect(agent.port, '127.0.0.1')];
+    for (const s of sockets) s.on('error', () => undefined).resume();
+    await Promise.all(sockets.map((s) => new Promise((resolve) => s.once('connect', resolve))));
+    sockets[0]?.write('GET /metrics HTTP/1.1\r\nHost: a');
+    await Promise.all(sockets.map(closed));
+    assert.equal(await healthz(agent.port), 200);
   });
-  await allRefused;
-  assert.ok(idle.filter((s) => !s.destroyed).length <= SERVER_LIMITS.maxConnectionsPerAddress, 'at most the cap stays open');
-  assert.equal(await healthz(agent.port), 200, 'the kubelet probe (another address) is answered');
-  for (const s of idle) s.destroy();
-  assert.equal(agent.child.exitCode, null);
-});
 
-/** One GET on a fresh connection from `localAddress`: the status, 0 when refused or cut. */
-function getFrom(port: number, urlPath: string, localAddress: string): Promise<number> {
-  return new Promise((resolve) => {
-    const req = request({ port, host: '127.0.0.1', path: urlPath, localAddress, agent: false, timeout: 20_000 }, (res) => {
-      res.resume();
-      res.once('end', () => resolve(res.statusCode ?? 0));
+  test('one address holding many idle connections is capped, and /healthz from another address still answers', { timeout: 120_000 }, async (t) => {
+    const agent = await startAgent(t);
+    const idle: Socket[] = [];
+    let refused = 0;
+    const allRefused = new Promise<void>((resolve) => {
+      for (let i = 0; i < 300; i++) {
+        const s = connect({ port: agent.port, host: '127.0.0.1', localAddress: '127.0.0.2' });
+        s.on('error', () => undefined).resume();
+        s.once('close', () => { if (++refused === 300 - SERVER_LIMITS.maxConnectionsPerAddress) resolve(); });
+        idle.push(s);
+      }
     });
-    req.once('error', () => resolve(0));
-    req.once('timeout', () => req.destroy());
-    req.end();
+    await allRefused;
+    assert.ok(idle.filter((s) => !s.destroyed).length <= SERVER_LIMITS.maxConnectionsPerAddress, 'at most the cap stays open');
+    assert.equal(await healthz(agent.port), 200, 'the kubelet probe (another address) is answered');
+    for (const s of idle) s.destroy();
+    assert.equal(agent.child.exitCode, null);
   });
-}
 
-/** A keep-alive connection from `localAddress` that asked once, read its answer and stays open. */
-async function keptAlive(port: number, localAddress: string): Promise<Socket> {
-  const socket = connect({ port, host: '127.0.0.1', localAddress });
-  socket.on('error', () => undefined);
-  await new Promise((resolve) => socket.once('connect', resolve));
-  socket.write('GET /healthz HTTP/1.1\r\nHost: agent\r\n\r\n');
-  await new Promise((resolve) => { socket.once('data', resolve); socket.once('close', resolve); });
-  socket.resume();
-  return socket;
-}
-
-// Issue 22 item 4: 4 addresses × 16 keep-alive connections filled the 64 and every new connection
-// was refused: the kubelet's liveness probe and Prometheus were locked out until the holders let go.
-test('64 keep-alive connections from 4 addresses: a probe and a scrape from other addresses still get in', { timeout: 120_000 }, async (t) => {
-  const agent = await startAgent(t);
-  const holders: Socket[] = [];
-  t.after(() => { for (const s of holders) s.destroy(); });
-  const attackers = ['127.0.0.2', '127.0.0.3', '127.0.0.4', '127.0.0.5'];
-  for (const address of attackers) {
-    holders.push(...(await Promise.all(Array.from({ length: SERVER_LIMITS.maxConnectionsPerAddress }, () => keptAlive(agent.port, address)))));
+  /** One GET on a fresh connection from `localAddress`: the status, 0 when refused or cut. */
+  function getFrom(port: number, urlPath: string, localAddress: string): Promise<number> {
+    return new Promise((resolve) => {
+      const req = request({ port, host: '127.0.0.1', path: urlPath, localAddress, agent: false, timeout: 20_000 }, (res) => {
+        res.resume();
+        res.once('end', () => resolve(res.statusCode ?? 0));
+      });
+      req.once('error', () => resolve(0));
+      req.once('timeout', () => req.destroy());
+      req.end();
+    });
   }
-  // (The test's own keep-alive socket of the readiness polls may hold one.)
-  assert.ok(holders.filter((s) => !s.destroyed).length >= SERVER_LIMITS.maxConnections - 1, 'the attack holds every slot');
-  assert.equal(await getFrom(agent.port, '/healthz', '127.0.0.1'), 200, `the kubelet's probe is answered; agent stderr: ${agent.stderr().slice(-1500)}`);
-  assert.equal(await getFrom(agent.port, '/metrics', '127.0.0.6'), 200, 'a scrape is answered');
-  assert.ok(holders.filter((s) => !s.destroyed).length <= SERVER_LIMITS.maxConnections, 'the total stays capped');
-  assert.equal(agent.child.exitCode, null);
+
+  /** A keep-alive connection from `localAddress` that asked once, read its answer and stays open. */
+  async function keptAlive(port: number, localAddress: string): Promise<Socket> {
+    const socket = connect({ port, host: '127.0.0.1', localAddress });
+    socket.on('error', () => undefined);
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write('GET /healthz HTTP/1.1\r\nHost: agent\r\n\r\n');
+    await new Promise((resolve) => { socket.once('data', resolve); socket.once('close', resolve); });
+    socket.resume();
+    return socket;
+  }
+
+  // Issue 22 item 4: 4 addresses × 16 keep-alive connections filled the 64 and every new connection
+  // was refused: the kubelet's liveness probe and Prometheus were locked out until the holders let go.
+  test('64 keep-alive connections from 4 addresses: a probe and a scrape from other addresses still get in', { timeout: 120_000 }, async (t) => {
+    const agent = await startAgent(t);
+    const holders: Socket[] = [];
+    t.after(() => { for (const s of holders) s.destroy(); });
+    const attackers = ['127.0.0.2', '127.0.0.3', '127.0.0.4', '127.0.0.5'];
+    for (const address of attackers) {
+      holders.push(...(await Promise.all(Array.from({ length: SERVER_LIMITS.maxConnectionsPerAddress }, () => keptAlive(agent.port, address)))));
+    }
+    // (The test's own keep-alive socket of the readiness polls may hold one.)
+    assert.ok(holders.filter((s) => !s.destroyed).length >= SERVER_LIMITS.maxConnections - 1, 'the attack holds every slot');
+    assert.equal(await getFrom(agent.port, '/healthz', '127.0.0.1'), 200, `the kubelet's probe is answered; agent stderr: ${agent.stderr().slice(-1500)}`);
+    assert.equal(await getFrom(agent.port, '/metrics', '127.0.0.6'), 200, 'a scrape is answered');
+    assert.ok(holders.filter((s) => !s.destroyed).length <= SERVER_LIMITS.maxConnections, 'the total stays capped');
+    assert.equal(agent.child.exitCode, null);
+  });
 });
 
 test('the exposition text is rendered once per change, however many scrapes ask at once', async () => {
