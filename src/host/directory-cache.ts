@@ -12,10 +12,12 @@
 // by descriptor, so any target stays inside the root. What a scan sees is what each path was when
 // the scan first walked it, as the lstat cache before it did.
 //
-// Lifetime: held while reads are in flight; at the first event-loop turn that ends with none, every
-// descriptor is closed (O_PATH: no filesystem is called, so a synchronous close cannot block). A
-// scan's back-to-back reads share them; nothing is held between scans nor after a caller's last read,
-// and no caller has to close anything. At most MAX_ENTRIES entries, so at most as many descriptors.
+// Lifetime: a scan (collectFacts, `throughout`) holds them until it ends, whatever it waits for
+// between reads, and closes them then. Reads outside a scan hold them while reads are in flight; at
+// the first event-loop turn that ends with none, every descriptor is closed. O_PATH descriptors are
+// closed synchronously: no filesystem is called, so it cannot block. Nothing is held between scans
+// nor after a caller's last read, and no caller has to close anything. At most MAX_ENTRIES entries,
+// so at most as many descriptors.
 import { closeSync } from 'node:fs';
 import { errorCode } from './read-failure.ts';
 
@@ -26,7 +28,7 @@ export type Known =
   | { kind: 'not-directory' }
   | { kind: 'failed'; error: unknown };
 
-/** Enough for the directories of a scan of a node with a few hundred processes; far below any fd limit. */
+/** Enough for a scan of a node with a few hundred processes; half the usual soft limit of 1024 descriptors. */
 export const MAX_ENTRIES = 512;
 /** Failures that stay true for the scan; anything else (EMFILE, EIO) is tried again next time. */
 const LASTING_FAILURES = new Set(['ENOENT', 'ENOTDIR', 'EACCES', 'EPERM', 'ELOOP']);
@@ -89,14 +91,15 @@ export class DirectoryCache {
   private remember(key: string, found: Promise<Known>): void {
     const generation = this.generation;
     this.entries.set(key, found);
-    void found.then((known) => {
-      if (known.kind === 'failed' && !LASTING_FAILURES.has(errorCode(known.error) ?? '')) {
-        if (this.entries.get(key) === found) this.entries.delete(key);
-      }
+    const forget = (): void => {
+      if (this.entries.get(key) === found) this.entries.delete(key);
+    };
+    found.then((known) => {
+      if (known.kind === 'failed' && !LASTING_FAILURES.has(errorCode(known.error) ?? '')) forget();
       if (known.kind !== 'directory') return;
       if (generation === this.generation) this.descriptors.push(known.fd);
       else closeQuietly(known.fd);
-    });
+    }, forget);
   }
 
   private closeWhenIdle(): void {

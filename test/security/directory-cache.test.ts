@@ -6,8 +6,9 @@
 // descriptors held at once are bounded.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { readdirSync, readFileSync, renameSync, rmSync, symlinkSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
@@ -15,6 +16,7 @@ import { HostRoot } from '../../src/host/host-root.ts';
 import { MAX_ENTRIES } from '../../src/host/directory-cache.ts';
 import { runScan } from '../../src/scan.ts';
 import { fixtureHost, tempHost } from '../helpers/fixtures.ts';
+import { requireTool } from '../helpers/tools.ts';
 
 const DB = '/var/lib/etcd/member/snap/db';
 const openDescriptors = (): number => readdirSync('/proc/self/fd').length;
@@ -175,4 +177,70 @@ test('random symlink trees: a scan with warm directories answers as fresh walks 
     assert.deepEqual(together, fresh);
     await rm(root, { recursive: true, force: true });
   }), { numRuns: 150 });
+});
+
+// The race, as test/security/open-race.test.ts plays it, against scans that keep their directories:
+// a swapper as nobody moves conf.d out of the host tree and puts in its place a symlink to a
+// directory outside whose config.yaml is a FIFO (or a decoy file), then moves conf.d back, while
+// root's scans of 20 reads each run. A scan that cached conf.d while it was in place reads through
+// that descriptor after it has moved out: refused (outside the root), never the decoy nor the FIFO.
+const NOBODY = 65534;
+const MOVER = `const fs = require('node:fs'); const [dir, out, fifoDir, decoyDir] = process.argv.slice(1);
+process.chdir(dir);
+const linger = () => { const until = process.hrtime.bigint() + 100000n; while (process.hrtime.bigint() < until); };
+for (let i = 0; ; i++) {
+  fs.renameSync('conf.d', out); fs.symlinkSync(i % 2 ? fifoDir : decoyDir, 'conf.d'); linger();
+  fs.unlinkSync('conf.d'); fs.renameSync(out, 'conf.d'); linger();
+}`;
+
+test('a directory moved out and back while scans hold it: never the FIFO, never a file outside', { timeout: 120_000 }, async (t) => {
+  const setpriv = requireTool(t, 'setpriv', 'util-linux');
+  if (!setpriv) return;
+  if (process.getuid?.() !== 0) return t.skip('needs root: the attack is a root reader and a directory owned by nobody');
+  const base = await mkdtemp(path.join(os.tmpdir(), 'nta-dircache-race-'));
+  await chmod(base, 0o755);
+  const kubelet = path.join(base, 'tree/var/lib/kubelet');
+  const [outside, fifoDir, decoyDir] = ['outside', 'outside/fifo', 'outside/decoy'].map((d) => path.join(base, d)) as [string, string, string];
+  for (const dir of [path.join(kubelet, 'conf.d'), fifoDir, decoyDir]) await mkdir(dir, { recursive: true });
+  await writeFile(path.join(kubelet, 'conf.d/config.yaml'), 'a: 1\n');
+  await writeFile(path.join(decoyDir, 'config.yaml'), 'OUTSIDE\n');
+  execFileSync('mkfifo', [path.join(fifoDir, 'config.yaml')]);
+  for (const owned of [kubelet, path.join(kubelet, 'conf.d'), outside, fifoDir, path.join(fifoDir, 'config.yaml')]) await chown(owned, NOBODY, NOBODY);
+  const nobody = (command: string[]): ChildProcess =>
+    spawn(setpriv, ['--reuid', String(NOBODY), '--regid', String(NOBODY), '--clear-groups', '--', ...command], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const writer = nobody(['bash', '-c', 'exec 3>"$1"; echo OPENED', 'x', path.join(fifoDir, 'config.yaml')]);
+  let opened = false;
+  writer.stdout?.on('data', () => { opened = true; });
+  const mover = nobody([process.execPath, '-e', MOVER, kubelet, path.join(outside, 'moved'), fifoDir, decoyDir]);
+  t.after(async () => {
+    for (const child of [mover, writer]) {
+      child.kill('SIGKILL');
+      if (child.exitCode === null && child.signalCode === null) await new Promise((resolve) => child.once('exit', resolve));
+    }
+    await rm(base, { recursive: true, force: true });
+  });
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const codes = new Map<string, number>();
+  let most = 0;
+  const scans = async (): Promise<void> => {
+    for (let scan = 0; scan < 15 && !opened; scan++) {
+      const host = new HostRoot(path.join(base, 'tree'));
+      await host.sharingDirectories(async () => {
+        for (let i = 0; i < 20; i++) {
+          const read = await host.readText('/var/lib/kubelet/conf.d/config.yaml', { maxBytes: 4096 });
+          if (read.ok) assert.equal(read.text, 'a: 1\n', 'only the file inside the tree is ever read');
+          const code = read.ok ? 'read' : read.code;
+          codes.set(code, (codes.get(code) ?? 0) + 1);
+          most = Math.max(most, host.heldDirectories);
+        }
+      });
+    }
+  };
+  await Promise.all([scans(), scans(), scans(), scans()]);
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  const seen = JSON.stringify(Object.fromEntries(codes));
+  assert.equal(opened, false, `the FIFO was opened for reading (${seen})`);
+  assert.ok((codes.get('read') ?? 0) > 0 && codes.size > 1, `the moves raced the reads both ways: ${seen}`);
+  assert.ok(most > 0, 'the scans held their directories');
+  t.diagnostic(`answers: ${seen}`);
 });
