@@ -50,13 +50,16 @@ export async function collectFacts(host: HostRoot, options: CollectOptions = {})
     liveProc: async () => options.liveProc ?? (live ??= await isLiveProcfs(host)),
     ...(options.cluster ? { cluster: options.cluster } : {}),
   };
-  for (const collector of orderCollectors(options.collectors ?? COLLECTORS)) {
-    try {
-      await collector.collect(ctx);
-    } catch (error) {
-      const reason = `the ${collector.name} collector failed: ${(error as Error)?.message ?? String(error)}`;
-      for (const key of collector.provides) if (!facts.has(key)) facts.unknown(key, reason);
+  // One scan's reads share the directories they open (closed when the collectors are done).
+  await host.sharingDirectories(async () => {
+    for (const collector of orderCollectors(options.collectors ?? COLLECTORS)) {
+      try {
+        await collector.collect(ctx);
+      } catch (error) {
+        const reason = `the ${collector.name} collector failed: ${(error as Error)?.message ?? String(error)}`;
+        for (const key of collector.provides) if (!facts.has(key)) facts.unknown(key, reason);
+      }
     }
-  }
+  });
   return facts;
 }

@@ -22,9 +22,9 @@ export function closeLater(handle: FileHandle | undefined): void {
   handle?.close().catch(() => undefined);
 }
 
-/** The checked file opened for reading (a directory with O_DIRECTORY). The path handle stays the caller's. */
-export function reopenForReading(pathHandle: FileHandle, info: Stats): Promise<FileHandle> {
-  return open(descriptorPath(pathHandle.fd), READ_FLAGS | (info.isDirectory() ? constants.O_DIRECTORY : 0));
+/** The checked file opened for reading (a directory with O_DIRECTORY). The O_PATH descriptor stays the caller's. */
+export function reopenForReading(pathFd: number, info: Stats): Promise<FileHandle> {
+  return open(descriptorPath(pathFd), READ_FLAGS | (info.isDirectory() ? constants.O_DIRECTORY : 0));
 }
 
 export type CheckedFile = { ok: true; handle: FileHandle; info: Stats } | { ok: false; info: Stats };
@@ -38,7 +38,7 @@ export async function openRegularFile(file: string): Promise<CheckedFile> {
   try {
     const info = await pathHandle.stat();
     if (!info.isFile()) return { ok: false, info };
-    return { ok: true, handle: await reopenForReading(pathHandle, info), info };
+    return { ok: true, handle: await reopenForReading(pathHandle.fd, info), info };
   } finally {
     closeLater(pathHandle);
   }
