@@ -30,6 +30,7 @@ import { createReadyNode } from '../helpers/kube-objects.ts';
 import { REPO } from '../helpers/manifests.ts';
 import { runScan } from '../../src/scan.ts';
 import kubeletMetricsCollector from '../../src/collectors/kubelet-metrics.ts';
+import workloadApiCollector from '../../src/collectors/workload-api.ts';
 import { FINDINGS_KEY } from '../../src/wire/annotations.ts';
 import type { Report } from '../../src/report/types.ts';
 import { agentIdentity, type AgentIdentity } from '../helpers/shipped.ts';
@@ -138,7 +139,7 @@ describe('the agent reads its kubelet\'s /metrics over HTTPS with its token (rea
     let report: Report | undefined;
     const running = wireAgent({
       kubeconfig: agent.kubeconfig, nodeName: NODE, log: (l) => logs.push(l), metrics,
-      scan: async (cluster) => (report = await runScan({ hostRoot: tmp, nodeName: NODE, cluster, collectors: [kubeletMetricsCollector], only: [RULE] })),
+      scan: async (cluster) => (report = await runScan({ hostRoot: tmp, nodeName: NODE, cluster, collectors: [workloadApiCollector, kubeletMetricsCollector], only: [RULE] })),
       limiter: new TokenBucket(100, 100), requestTimeoutMs: 10_000, kubelet: kubeletOpts,
       agent: { intervalMs: 1500, startupJitterMs: 0, nodeReadTimeoutMs: 10_000, backoff: { baseMs: 50, capMs: 500 } },
     });
