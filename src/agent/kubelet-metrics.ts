@@ -14,13 +14,14 @@
 // Bounded: one deadline per exchange, the body capped while it streams in, no redirects, no compression.
 import { readFileSync, statSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
-import type { KubeletReadResult } from '../publish/metrics.ts';
+import type { KubeletReadResult } from '../workload/kubelet-view.ts';
 import { DEFAULT_MAX_BODY_BYTES, fetchLocalText, readCappedBody } from '../host/local-http.ts';
 
 
+/** Not ok: `reason` is for people (what is wrong, then the fix; details in parentheses, which short lines drop first). */
 export type KubeletRead =
   | { ok: true; text: string; url: string }
-  | { ok: false; result: Exclude<KubeletReadResult, 'ok'>; reason: string };
+  | { ok: false; result: Exclude<KubeletReadResult, 'ok'>; reason: string; url: string };
 
 export interface KubeletTarget {
   /** An IP literal: --kubelet-address, else the Node's InternalIP (else ExternalIP), else 127.0.0.1. */
@@ -44,7 +45,9 @@ export interface KubeletReaderOptions {
 const MAX_CA_BYTES = 1024 * 1024;
 /** OpenSSL's errors when the server answered a TLS ClientHello with plain HTTP ("HTTP/1.1 400 …"): EPROTO with one of these. */
 const PLAIN_HTTP_ANSWER = /wrong version number|packet length too long|http request/i;
-const FIX_TLS = 'pass --kubelet-ca-file with the CA that signed the kubelet\'s serving certificate, or --kubelet-insecure-tls for a self-signed one';
+const RISKY_TLS = '(or, knowing the risk, --kubelet-insecure-tls)';
+const FORBIDDEN = 'HTTP 403: the agent\'s ClusterRole lacks get nodes/metrics (the kubelet\'s SubjectAccessReview denied it; manifests/base/rbac.yaml grants it)';
+const UNAUTHORIZED = 'HTTP 401: the kubelet refused the agent\'s token: turn on its webhook authentication (authentication.webhook.enabled: true in its config)';
 
 /** The Node's address (or --kubelet-address) and kubelet port, or undefined without a kubeletEndpoint. */
 export function kubeletTarget(node: unknown, nodeName: string, addressOverride?: string): KubeletTarget | undefined {
@@ -86,7 +89,7 @@ export class KubeletMetricsReader {
     });
     if (got.ok) return got;
     this.plain.delete(key);
-    return { ok: false, result: 'unreachable', reason: `the kubelet's plain-HTTP port: ${got.reason}` };
+    return { ok: false, result: 'unreachable', reason: `the kubelet's plain-HTTP port is not readable (${got.reason})`, url: `http://${host}:${target.port}/metrics` };
   }
 
   private get timeoutMs(): number {
@@ -100,19 +103,20 @@ export class KubeletMetricsReader {
     try {
       creds = await this.opts.credentials();
     } catch (err) {
-      return { ok: false, result: 'error', reason: `${url} not read: no credentials (${(err as Error).message})` };
+      return { ok: false, result: 'error', reason: `the agent has no credentials to send (${(err as Error).message})`, url };
     }
     let ca: string | undefined = creds.ca;
     if (!this.opts.insecureTls && this.opts.caFile !== undefined) {
       try {
         ca = readCa(this.opts.caFile);
       } catch (err) {
-        return { ok: false, result: 'tls', reason: `--kubelet-ca-file ${this.opts.caFile}: ${(err as Error).message}` };
+        return { ok: false, result: 'tls', reason: `--kubelet-ca-file ${this.opts.caFile} is not usable: ${(err as Error).message}`, url };
       }
     }
+    const trusted = this.opts.caFile !== undefined ? '--kubelet-ca-file' : ca !== undefined ? 'the cluster CA' : 'a CA the agent trusts';
     const maxBytes = this.opts.maxBytes ?? DEFAULT_MAX_BODY_BYTES;
     return new Promise((resolve) => {
-      const fail = (result: Exclude<KubeletReadResult, 'ok'>, reason: string): void => { req.destroy(); resolve({ ok: false, result, reason: `${url} ${reason}` }); };
+      const fail = (result: Exclude<KubeletReadResult, 'ok'>, reason: string): void => { req.destroy(); resolve({ ok: false, result, reason, url }); };
       const tls = process.getBuiltinModule('node:tls');
       const req = process.getBuiltinModule('node:https').request({
         host: target.address, port: target.port, path: '/metrics', method: 'GET', agent: false,
@@ -125,20 +129,28 @@ export class KubeletMetricsReader {
         signal: AbortSignal.timeout(this.timeoutMs),
       }, (res: IncomingMessage) => {
         const status = res.statusCode ?? 0;
-        if (status === 401) return fail('unauthorized', 'answered HTTP 401: the kubelet did not accept the agent\'s ServiceAccount token (its webhook token authentication must be on: authentication.webhook.enabled)');
-        if (status === 403) return fail('forbidden', 'answered HTTP 403: the kubelet\'s authorization (SubjectAccessReview) denied get nodes/metrics to the agent\'s ServiceAccount: grant get on nodes/metrics in its ClusterRole (manifests/base/rbac.yaml)');
-        readCappedBody(res, maxBytes, (reason) => fail('error', reason), (text) => resolve({ ok: true, text, url }));
+        if (status === 401) return fail('unauthorized', UNAUTHORIZED);
+        if (status === 403) return fail('forbidden', FORBIDDEN);
+        readCappedBody(res, maxBytes, (reason) => fail('error', `the kubelet's answer was not read (${reason})`), (text) => resolve({ ok: true, text, url }));
       });
       req.on('error', (error: NodeJS.ErrnoException) => {
         if ((error.code === 'EPROTO' || /^ERR_SSL_/.test(error.code ?? '')) && PLAIN_HTTP_ANSWER.test(error.message)) return resolve('plain-http');
         const timedOut = error.name === 'AbortError' || error.code === 'ABORT_ERR';
-        if (timedOut) return resolve({ ok: false, result: 'unreachable', reason: `${url} gave no complete answer within ${this.timeoutMs} ms` });
-        if (isCertificateError(error)) return resolve({ ok: false, result: 'tls', reason: `${url}: the kubelet's serving certificate is not trusted (${error.code}): ${FIX_TLS}` });
-        resolve({ ok: false, result: 'unreachable', reason: `${url} is not reachable (${error.code ?? error.message})` });
+        if (timedOut) return resolve({ ok: false, result: 'unreachable', reason: `the kubelet gave no complete answer within ${this.timeoutMs} ms (${url})`, url });
+        if (isCertificateError(error)) return resolve({ ok: false, result: 'tls', reason: certificateReason(error.code ?? '', trusted), url });
+        resolve({ ok: false, result: 'unreachable', reason: `the kubelet's port is not reachable (${url}: ${error.code ?? error.message})`, url });
       });
       req.end();
     });
   }
+}
+
+/** Why the kubelet's serving certificate was refused, and the fix: the flag that names its CA first. */
+function certificateReason(code: string, trusted: string): string {
+  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') return `the kubelet's certificate names not this node: set --kubelet-address to an IP it names ${RISKY_TLS} (${code})`;
+  if (code === 'CERT_HAS_EXPIRED' || code === 'CERT_NOT_YET_VALID') return `the kubelet's certificate is outside its validity (${code}): renew it (kubelet serverTLSBootstrap) ${RISKY_TLS}`;
+  const fix = trusted === '--kubelet-ca-file' ? 'pass its signing CA' : 'set --kubelet-ca-file';
+  return `the kubelet's certificate is not signed by ${trusted}: ${fix} ${RISKY_TLS} (${code})`;
 }
 
 function isCertificateError(error: NodeJS.ErrnoException): boolean {

@@ -115,4 +115,10 @@ export class KubeletSliTracker {
     }
     return out;
   }
+
+  /** One histogram of the last scrape over its whole count: everything since the kubelet started. */
+  sinceStart(key: KubeletHistogram): IntervalP99 | undefined {
+    const buckets = this.previous?.[key];
+    return buckets && { samples: buckets.count, p99Seconds: quantile(0.99, buckets) };
+  }
 }

@@ -10,7 +10,7 @@ import { WorkloadWatcher } from './workload-watcher.ts';
 import { WorkloadState } from '../workload/state.ts';
 import type { WorkloadSnapshot } from '../workload/snapshot.ts';
 import type { NodeObject } from '../kube/objects.ts';
-import { KubeletSliTracker } from './kubelet-sli.ts';
+import { KubeletScrape } from './kubelet-scrape.ts';
 import { KubeletMetricsReader, kubeletTarget, type KubeletTarget } from './kubelet-metrics.ts';
 
 export interface WireOptions {
@@ -45,28 +45,17 @@ export function wireAgent(opts: WireOptions): Agent {
     nodeName: opts.nodeName, onPhase: (phase, seconds) => opts.metrics?.observePodPhase(phase, seconds),
   });
   let kubelet: KubeletTarget | undefined;
+  let nodeSeen = false;
   watcher.subscribe((node) => {
+    nodeSeen = true;
     state.nodeSeen(node);
     state.synced('node');
     kubelet = kubeletTarget(node, opts.nodeName, opts.kubelet?.address);
   });
-  const sli = new KubeletSliTracker();
-  const reader = new KubeletMetricsReader({ credentials: () => client.bearerAndCa(), caFile: opts.kubelet?.caFile, insecureTls: opts.kubelet?.insecureTls });
-  let lastRead: string | undefined;
-  const scrapeKubelet = async (): Promise<void> => {
-    if (opts.metrics === undefined) return;
-    const got = kubelet === undefined
-      ? { ok: false as const, result: 'no_endpoint' as const, reason: `Node ${opts.nodeName} names no kubelet port (status.daemonEndpoints.kubeletEndpoint)` }
-      : await reader.read(kubelet);
-    // The p99 is unknown (absent) while the kubelet cannot be read; the reason is logged once per change.
-    opts.metrics.setKubeletRead(got.ok ? 'ok' : got.result);
-    const line = got.ok ? `kubelet /metrics: read from ${got.url}` : `kubelet /metrics not read, its start-up p99 is unknown: ${got.reason}`;
-    if (line !== lastRead) opts.log(line);
-    lastRead = line;
-    if (!got.ok) return;
-    const interval = sli.scrape(got.text);
-    if (interval) opts.metrics.setKubeletSli(interval);
-  };
+  const kubeletRead = new KubeletScrape({
+    nodeName: opts.nodeName, log: opts.log, metrics: opts.metrics, target: () => kubelet, nodeSeen: () => nodeSeen,
+    reader: new KubeletMetricsReader({ credentials: () => client.bearerAndCa(), caFile: opts.kubelet?.caFile, insecureTls: opts.kubelet?.insecureTls }),
+  });
   watcher.onFailure((reason) => { if (!state.hasListed('node')) state.synced('node', reason); });
   const agent: Agent = new Agent({
     // The first scan waits (bounded) for the watches' first LIST, so it does not report "not listed yet".
@@ -74,10 +63,10 @@ export function wireAgent(opts: WireOptions): Agent {
       await state.settledOrTimeout(opts.agent?.nodeReadTimeoutMs ?? DEFAULT_AGENT_OPTIONS.nodeReadTimeoutMs, agent.signal);
       // Stopped while waiting: no scan (on a control-plane node it could start the fsync probe).
       if (agent.signal.aborted) throw new Error('stopped before the scan');
-      const report = await opts.scan(state.snapshot(), watcher.current());
-      // The kubelet's own start-up histograms, per scan interval; a kubelet we cannot read changes nothing else.
-      await scrapeKubelet().catch(() => {});
-      return report;
+      // The kubelet's own start-up histograms, read just before the scan, which turns the read into facts
+      // (a kubelet that cannot be read makes the rules on them unknown, with the reason and its fix).
+      const kubeletView = await kubeletRead.read();
+      return opts.scan({ ...state.snapshot(), kubelet: kubeletView }, watcher.current());
     },
     watcher,
     background: new WorkloadWatcher(informers, state),

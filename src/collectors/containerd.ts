@@ -13,7 +13,8 @@ import { detectRancher } from './rancher.ts';
 const FACTS = ['containerd.present', 'containerd.configFile', 'containerd.maxConcurrentDownloads', 'containerd.snapshotter', 'containerd.cgroupDriver', 'containerd.cgroupDriverMatchesKubelet'];
 const DEFAULTS = { maxConcurrentDownloads: 3, snapshotter: 'overlayfs', cgroupDriver: 'cgroupfs' };
 const LAZY_SNAPSHOTTERS = ['stargz', 'soci', 'nydus', 'overlaybd'];
-const MARKERS = ['/usr/bin/containerd', '/usr/local/bin/containerd', '/etc/systemd/system/containerd.service', '/usr/lib/systemd/system/containerd.service', '/lib/systemd/system/containerd.service'];
+const MARKERS = ['/usr/bin/containerd', '/usr/local/bin/containerd', '/etc/systemd/system/containerd.service', '/usr/lib/systemd/system/containerd.service', '/lib/systemd/system/containerd.service',
+  '/run/containerd/containerd.sock'];
 const MAX_CONFIG_BYTES = 1024 * 1024;
 
 export type TomlValue = string | number | boolean | string[];
@@ -104,6 +105,15 @@ async function installed(host: HostRoot): Promise<string | undefined> {
   return process ? `/proc/${process.pid}/comm` : undefined;
 }
 
+/** Why containerd's settings are unknown when its config file is absent under a host root that is not /. */
+async function absentUnderRoot(host: HostRoot, file: string, marker: string): Promise<string> {
+  const dir = file.slice(0, file.lastIndexOf('/'));
+  if (file === '/etc/containerd/config.toml' && !(await host.exists(dir))) {
+    return `${dir} is not mounted under the host root ${host.root}: containerd's settings cannot be read (the DaemonSet's no-containerd-config component drops that mount, or a copy left it out; containerd is here: ${marker})`;
+  }
+  return `no ${file} under the host root ${host.root}: on the host containerd would run on its defaults (3 downloads, overlayfs, cgroupfs), but a host root that does not hold the file (a partial copy) cannot tell; run \`scan\` on the node`;
+}
+
 function setAll(facts: FactSet, file: string, settings: ContainerdSettings): void {
   const where = (set: boolean) => (set ? file : 'default');
   const note = (what: string, set: boolean) => (set ? `${what} in ${file}` : `not set in ${file}: containerd's default`);
@@ -125,14 +135,14 @@ const containerdCollector: Collector = {
     const file = await configPath(host);
     const text = await host.readText(file, { maxBytes: MAX_CONFIG_BYTES });
     const marker = text.ok ? file : await installed(host);
-    facts.set('containerd.present', marker !== undefined, marker ?? [file, ...MARKERS].join(', '), marker ? 'containerd is the node\'s container runtime' : 'no containerd config, binary, unit or process');
+    facts.set('containerd.present', marker !== undefined, marker ?? [file, ...MARKERS].join(', '), marker ? 'containerd is the node\'s container runtime' : 'no containerd config, binary, unit, socket or process');
     if (!marker) return;
     if (!text.ok) {
       if (text.code !== 'ENOENT') return FACTS.slice(1).forEach((key) => facts.unknown(key, `${text.reason}; containerd's settings cannot be read`));
       if (!host.isRealRoot) {
         // Under another root (a pod, a copy) an absent file may be a mount or copy that left it out:
-        // absent there proves nothing about the host.
-        const reason = `no ${file} under the host root ${host.root}: on the host containerd would run on its defaults (3 downloads, overlayfs, cgroupfs), but a host root that does not hold the file (a DaemonSet without the /etc/containerd mount, a partial copy) cannot tell; run \`scan\` on the node`;
+        // absent there proves nothing about the host, though containerd is here (found by its marker).
+        const reason = await absentUnderRoot(host, file, marker);
         return FACTS.slice(1).forEach((key) => facts.unknown(key, reason));
       }
       facts.set('containerd.configFile', null, file, 'no config file: containerd runs on its defaults');

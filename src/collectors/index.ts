@@ -16,10 +16,11 @@ import containerd from './containerd.ts';
 import throttling from './throttling.ts';
 import volumesHost from './volumes-host.ts';
 import workloadApi from './workload-api.ts';
+import kubeletMetrics from './kubelet-metrics.ts';
 
 export const COLLECTORS: readonly Collector[] = [
   kernel, cpu, tuned, nodeRole, inventory, etcd, etcdPriority, createEtcdFsyncCollector({ run: false }), kubelet, controlPlaneLimits, containerd, throttling,
-  volumesHost, workloadApi,
+  volumesHost, workloadApi, kubeletMetrics,
 ];
 
 /** The collectors with the fsync probe switched on (`scan --probe`). */

@@ -5,6 +5,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Metric
 import type { Fact } from '../facts/fact-set.ts';
 import type { FindingStatus, Report } from '../report/types.ts';
 import { STARTUP_FIGURES } from '../workload/snapshot.ts';
+import { KUBELET_READ_RESULTS, type KubeletReadResult } from '../workload/kubelet-view.ts';
 import { oneLine } from '../text/controls.ts';
 import { truncateBytes } from '../text/bytes.ts';
 
@@ -51,9 +52,6 @@ export interface AgentMetrics {
   setKubeletRead(result: KubeletReadResult): void;
 }
 
-/** What one read of the kubelet's /metrics came to (src/agent/kubelet-metrics.ts): the bounded label of kubelet_metrics_read. */
-export const KUBELET_READ_RESULTS = ['ok', 'forbidden', 'unauthorized', 'tls', 'unreachable', 'error', 'no_endpoint'] as const;
-export type KubeletReadResult = (typeof KUBELET_READ_RESULTS)[number];
 
 /** Histogram keys of the kubelet's /metrics → the label value here. */
 const KUBELET_SLI_LABELS: Record<string, string> = { sli: 'pod_start_sli', total: 'pod_start_total', imagePull: 'image_pull', sandbox: 'run_podsandbox' };

@@ -8,7 +8,10 @@
 // name = the node; both sent as system:node:NODE, as the kubelet sends them), answers 401/403 as the
 // kubelet does, and serves kubelet_pod_start_* histograms in the kubelet's text format (the HELP text
 // of kubelet v1.36, as in test/agent/kubelet-sli.test.ts). The agent is the real wiring (wireAgent)
-// with the project's client; its Node is read through its real list-watch.
+// with the project's client; its Node is read through its real list-watch. Each scan is the real
+// pipeline (runScan: the kubelet-metrics collector, the bundled rule kubelet-pod-start-sli) and is
+// published on the Node by the real publisher: what the read came to is read back from the Node's
+// findings annotation, the lines `kubectl describe node` shows.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -25,7 +28,11 @@ import { createAgentMetrics, type AgentMetrics } from '../../src/publish/metrics
 import { ControlPlane, realServerTier } from '../helpers/control-plane.ts';
 import { createReadyNode } from '../helpers/kube-objects.ts';
 import { REPO } from '../helpers/manifests.ts';
-import { seedReport } from '../helpers/reports.ts';
+import { runScan } from '../../src/scan.ts';
+import kubeletMetricsCollector from '../../src/collectors/kubelet-metrics.ts';
+import workloadApiCollector from '../../src/collectors/workload-api.ts';
+import { FINDINGS_KEY } from '../../src/wire/annotations.ts';
+import type { Report } from '../../src/report/types.ts';
 import { agentIdentity, type AgentIdentity } from '../helpers/shipped.ts';
 
 const run = promisify(execFile);
@@ -115,30 +122,57 @@ describe('the agent reads its kubelet\'s /metrics over HTTPS with its token (rea
     if (tmp) await rm(tmp, { recursive: true, force: true });
   });
 
-  /** The real agent wiring until `until` holds for its exposition (or 20 s); its log lines. */
-  async function agentUntil(kubeletOpts: { caFile?: string; insecureTls?: boolean }, until: RegExp): Promise<{ text: string; logs: string[] }> {
+  const RULE = 'kubelet-pod-start-sli';
+  /** The Node's findings annotation line of the rule (none: it passes or does not apply). */
+  async function publishedLine(): Promise<string | undefined> {
+    const node = await cp.must('GET', `/api/v1/nodes/${NODE}`);
+    return String(node.metadata.annotations?.[FINDINGS_KEY] ?? '').split('\n').find((l) => l.includes(` ${RULE}: `));
+  }
+
+  /**
+   * The real agent wiring until `until` holds for its exposition and `published` for the rule's line
+   * on the Node (or 20 s); its log lines and its last report.
+   */
+  async function agentUntil(kubeletOpts: { caFile?: string; insecureTls?: boolean }, until: RegExp, published?: (line: string | undefined) => boolean): Promise<{ text: string; logs: string[]; report?: Report; line?: string }> {
     const metrics: AgentMetrics = createAgentMetrics('test');
     const logs: string[] = [];
+    let report: Report | undefined;
     const running = wireAgent({
-      kubeconfig: agent.kubeconfig, nodeName: NODE, log: (l) => logs.push(l), metrics, scan: async () => seedReport(),
+      kubeconfig: agent.kubeconfig, nodeName: NODE, log: (l) => logs.push(l), metrics,
+      scan: async (cluster) => (report = await runScan({ hostRoot: tmp, nodeName: NODE, cluster, collectors: [workloadApiCollector, kubeletMetricsCollector], only: [RULE] })),
       limiter: new TokenBucket(100, 100), requestTimeoutMs: 10_000, kubelet: kubeletOpts,
       agent: { intervalMs: 1500, startupJitterMs: 0, nodeReadTimeoutMs: 10_000, backoff: { baseMs: 50, capMs: 500 } },
     });
     const done = running.run();
     let text = '';
-    for (let i = 0; i < 200 && !until.test(text); i++) {
+    let line: string | undefined;
+    for (let i = 0; i < 200; i++) {
       await new Promise((r) => setTimeout(r, 100));
       text = await metrics.render();
+      if (!until.test(text)) continue;
+      if (published === undefined) break;
+      line = await publishedLine();
+      if (published(line)) break;
     }
     running.stop();
     await done;
-    return { text, logs };
+    return { text, logs, report, line };
+  }
+
+  /** The rule's finding in the agent's report: unknown, with the read's reason (and the fact with its source). */
+  function assertUnknownWith(report: Report | undefined, result: string, reason: RegExp): void {
+    const finding = report?.findings.find((f) => f.ruleId === RULE);
+    assert.equal(finding?.status, 'unknown', JSON.stringify(finding));
+    assert.match(finding!.message, reason);
+    const read = report!.facts?.['kubelet.metrics.read'];
+    assert.equal(read?.value, result);
+    assert.equal(read?.source, `https://127.0.0.1:${kubeletPort}/metrics`);
   }
 
   test('with the shipped RBAC the agent\'s token gets 200 and the agent exposes the kubelet SLI p99', async (t) => {
     served = 0;
     decisions.length = 0;
-    const { text, logs } = await agentUntil({ caFile: kubeletCa.cert }, /^node_tuning_advisor_kubelet_pod_start_p99_seconds\{histogram="pod_start_sli"\} /m);
+    const { text, logs, report } = await agentUntil({ caFile: kubeletCa.cert }, /^node_tuning_advisor_kubelet_pod_start_p99_seconds\{histogram="pod_start_sli"\} /m);
     t.diagnostic(`kubelet decisions: ${decisions.join(', ')}`);
     assert.equal(decisions[0], '200 system:serviceaccount:node-tuning-advisor:node-tuning-advisor', 'the real TokenReview named the agent\'s ServiceAccount and the real SAR allowed it');
     const p99 = /^node_tuning_advisor_kubelet_pod_start_p99_seconds\{histogram="pod_start_sli"\} (\S+)$/m.exec(text);
@@ -146,17 +180,26 @@ describe('the agent reads its kubelet\'s /metrics over HTTPS with its token (rea
     assert.ok(Math.abs(Number(p99[1]) - 2.99) < 1e-9, '100 pods in the 2-3 s bucket between the two reads');
     assert.match(text, /^node_tuning_advisor_kubelet_metrics_read\{result="ok"\} 1$/m);
     assert.ok(logs.some((l) => l.includes(`kubelet /metrics: read from https://127.0.0.1:${kubeletPort}/metrics`)), logs.join('\n'));
+    const finding = report?.findings.find((f) => f.ruleId === RULE);
+    assert.equal(finding?.status, 'pass', 'the kubelet\'s SLI p99 (2.99 s) is within the 5 s SLO');
+    assert.equal(report?.facts?.['kubelet.metrics.read']?.value, 'ok');
+    assert.equal(report?.facts?.['kubelet.podStartSli.p99Ms']?.value, 2990);
   });
 
   test('a serving certificate not signed by the given CA is refused; --kubelet-insecure-tls reads it', async () => {
     kubelet.setSecureContext({ ...certs.other });
     try {
-      const refused = await agentUntil({ caFile: kubeletCa.cert }, /kubelet_metrics_read\{result="tls"\} 1/);
+      const refused = await agentUntil({ caFile: kubeletCa.cert }, /kubelet_metrics_read\{result="tls"\} 1/, (l) => /UNKN .*--kubelet-ca-file/.test(l ?? ''));
       assert.match(refused.text, /^node_tuning_advisor_kubelet_metrics_read\{result="tls"\} 1$/m);
       assert.doesNotMatch(refused.text, /^node_tuning_advisor_kubelet_pod_start_p99_seconds\{/m, 'no p99: unknown');
-      assert.ok(refused.logs.some((l) => /serving certificate is not trusted .*--kubelet-ca-file.*--kubelet-insecure-tls/.test(l)), refused.logs.join('\n'));
-      const cluster = await agentUntil({}, /kubelet_metrics_read\{result="tls"\} 1/);
+      assert.ok(refused.logs.some((l) => /certificate is not signed by --kubelet-ca-file: pass its signing CA \(or, knowing the risk, --kubelet-insecure-tls\)/.test(l)), refused.logs.join('\n'));
+      assertUnknownWith(refused.report, 'tls', /^Cannot tell whether this applies: pods the kubelet timed: the kubelet's certificate is not signed by --kubelet-ca-file: pass its signing CA \(or, knowing the risk, --kubelet-insecure-tls\) \(UNABLE_TO_VERIFY_LEAF_SIGNATURE\)\.$/);
+      assert.equal(refused.line, `UNKN ${RULE}: pods the kubelet timed: the kubelet's certificate is not signed by --kubelet-ca-file: pass its signing CA`,
+        'the Node\'s findings line (kubectl describe node) names the fix');
+      const cluster = await agentUntil({}, /kubelet_metrics_read\{result="tls"\} 1/, (l) => /UNKN .*the cluster CA/.test(l ?? ''));
       assert.match(cluster.text, /^node_tuning_advisor_kubelet_metrics_read\{result="tls"\} 1$/m, 'nor against the cluster CA (the default)');
+      assertUnknownWith(cluster.report, 'tls', /pods the kubelet timed: the kubelet's certificate is not signed by the cluster CA: set --kubelet-ca-file \(or, knowing the risk, --kubelet-insecure-tls\)/);
+      assert.match(cluster.line ?? '', /^UNKN kubelet-pod-start-sli: pods the kubelet timed: the kubelet's certificate is not signed by the cluster CA: set --kubelet-ca-file( \(or, knowing the risk, --kubelet-insecure-tls\))?$/);
       decisions.length = 0;
       const insecure = await agentUntil({ caFile: kubeletCa.cert, insecureTls: true }, /kubelet_metrics_read\{result="ok"\} 1/);
       assert.match(insecure.text, /^node_tuning_advisor_kubelet_metrics_read\{result="ok"\} 1$/m);
@@ -176,11 +219,13 @@ describe('the agent reads its kubelet\'s /metrics over HTTPS with its token (rea
       const sar = { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec: { user: 'system:serviceaccount:node-tuning-advisor:node-tuning-advisor', groups: ['system:serviceaccounts'], resourceAttributes: { verb: 'get', resource: 'nodes', subresource: 'metrics', name: NODE } } };
       for (let i = 0; i < 100 && (await cp.must('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', sar)).status.allowed; i++) await new Promise((r) => setTimeout(r, 100));
       decisions.length = 0;
-      const { text, logs } = await agentUntil({ caFile: kubeletCa.cert }, /kubelet_metrics_read\{result="forbidden"\} 1/);
+      const { text, logs, report, line } = await agentUntil({ caFile: kubeletCa.cert }, /kubelet_metrics_read\{result="forbidden"\} 1/, (l) => /UNKN .*HTTP 403/.test(l ?? ''));
       assert.equal(decisions[0], '403', 'the real SAR denied it');
       assert.match(text, /^node_tuning_advisor_kubelet_metrics_read\{result="forbidden"\} 1$/m);
       assert.doesNotMatch(text, /^node_tuning_advisor_kubelet_pod_start_p99_seconds\{/m, 'no p99: unknown');
-      assert.ok(logs.some((l) => /not read, its start-up p99 is unknown: .*HTTP 403.*denied get nodes\/metrics.*grant get on nodes\/metrics/.test(l)), logs.join('\n'));
+      assert.ok(logs.some((l) => /not read \(https:.*\), its start-up p99 is unknown: HTTP 403: the agent's ClusterRole lacks get nodes\/metrics/.test(l)), logs.join('\n'));
+      assertUnknownWith(report, 'forbidden', /^Cannot tell whether this applies: pods the kubelet timed: HTTP 403: the agent's ClusterRole lacks get nodes\/metrics \(the kubelet's SubjectAccessReview denied it; manifests\/base\/rbac.yaml grants it\)\.$/);
+      assert.equal(line, `UNKN ${RULE}: pods the kubelet timed: HTTP 403: the agent's ClusterRole lacks get nodes/metrics`, 'the Node\'s findings line (kubectl describe node)');
     } finally {
       await cp.must('PUT', '/apis/rbac.authorization.k8s.io/v1/clusterroles/node-tuning-advisor', { ...role, metadata: { ...role.metadata, resourceVersion: undefined } });
     }

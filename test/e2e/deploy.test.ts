@@ -7,7 +7,7 @@
 // namespace) and a fresh `kubectl apply -k manifests/` installs it again.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { SILENCE_ANNOTATION } from '../../src/agent/silence.ts';
 import { parseAnnotations } from '../../src/wire/annotations.ts';
@@ -20,6 +20,15 @@ import { AGENT_NAMESPACE, CRD_DIR, type DeploySuite, agentIdentity, agentOnceAsD
 const NODE = 'deploy-kubeadm-1';
 const HOST = path.join(REPO, 'test/fixtures/hosts/kubeadm-1.30');
 const SEED_HOST = path.join(REPO, 'test/fixtures/hosts/seed-000-before');
+const NO_CONTAINERD = path.join(REPO, 'manifests/components/no-containerd-config');
+
+/** A kustomization in `dir` of the overlay `resource` with the component on top, as an operator writes one. */
+async function withComponent(dir: string, resource: string, component: string): Promise<string> {
+  await mkdir(dir, { recursive: true });
+  const rel = (to: string) => path.relative(dir, to);
+  await writeFile(path.join(dir, 'kustomization.yaml'), `apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - ${rel(resource)}\ncomponents:\n  - ${rel(component)}\n`);
+  return dir;
+}
 
 describe('kubectl apply -k / delete -k of every kustomization on a bare control plane', realServerTier(), () => {
   let suite: DeploySuite;
@@ -35,7 +44,7 @@ describe('kubectl apply -k / delete -k of every kustomization on a bare control 
 
   const applyK = (dir: string) => cp.kubectl(['apply', '-k', dir]);
 
-  test('each kustomization but prometheus-operator: apply -k exits 0, delete -k (server dry run) exits 0', async (t) => {
+  test('each kustomization but prometheus-operator: apply -k exits 0, delete -k (server dry run) exits 0; each again with no-containerd-config on top', async (t) => {
     const plain = Object.entries(KUSTOMIZATIONS).filter(([, dir]) => dir !== PROMETHEUS_OVERLAY);
     assert.ok(DISTRIBUTIONS.every((d) => KUSTOMIZATIONS[`overlays/${d}`]), 'an overlay per distribution family');
     for (const [name, dir] of plain) {
@@ -53,6 +62,20 @@ describe('kubectl apply -k / delete -k of every kustomization on a bare control 
     await applyK(KUSTOMIZATIONS['overlays/image'] as string);
     const ds = await cp.must('GET', `/apis/apps/v1/namespaces/${AGENT_NAMESPACE}/daemonsets/node-tuning-advisor`);
     assert.equal(ds.spec.template.spec.containers[0].image, 'registry.example.com/platform/node-tuning-advisor:0.1.0');
+    // components/no-containerd-config on top of each: applies over what is there, and every DaemonSet
+    // it applied (the probe overlay has two) then mounts no /etc/containerd on the server.
+    for (const [name, dir] of plain) {
+      const applied = await applyK(await withComponent(path.join(tmp, 'no-containerd', name), dir, NO_CONTAINERD));
+      assert.equal(applied.code, 0, `${name} + no-containerd-config: kubectl apply -k\n${applied.stderr}`);
+      const daemonSets = [...applied.stdout.matchAll(/daemonset\.apps\/(\S+) (?:created|configured|unchanged)/g)].map((m) => m[1] as string);
+      assert.ok(daemonSets.length > 0, applied.stdout);
+      for (const ds of daemonSets) {
+        const pod = (await cp.must('GET', `/apis/apps/v1/namespaces/${AGENT_NAMESPACE}/daemonsets/${ds}`)).spec.template.spec;
+        const paths = [...pod.volumes.map((v: { hostPath?: { path: string } }) => v.hostPath?.path), ...pod.containers[0].volumeMounts.map((m: { mountPath: string }) => m.mountPath)];
+        assert.ok(paths.includes('/usr') && paths.includes('/host/usr'), `${name}: ${ds} keeps its other mounts`);
+        assert.ok(!paths.some((p) => p?.endsWith('/etc/containerd')), `${name} + no-containerd-config: ${ds} still mounts /etc/containerd: ${paths}`);
+      }
+    }
   });
 
   test('prometheus-operator overlay: refused while the CRDs are missing (naming the kind), applied once they are served', async () => {

@@ -4,7 +4,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { cp as copy, mkdir, mkdtemp, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -99,17 +101,34 @@ describe('kubectl node-tuning, installed from npm pack into a clean prefix', rea
     assert.match(version.stdout, /^node-tuning-advisor \d+\.\d+\.\d+ \(Node v24\./);
   });
 
-  test('krew/node-tuning.yaml installs the packed tarball as krew does: its file moves, a link named kubectl-node_tuning to bin, run by kubectl', async (t) => {
+  test('npm run krew:manifest writes the release\'s manifest for the packed tarball: the sha256 of what krew downloads from its uri; installed as krew does (file moves, a link named kubectl-node_tuning to bin), run by kubectl', async (t) => {
     const tar = requireTool(t, 'tar', 'tar');
     const kubectl = toolPath('kubectl') ?? requireTool(t, 'kubectl', 'kubernetes-client');
     if (!tar || !kubectl) return;
-    const manifest = parse(await readFile(path.join(ROOT, 'krew/node-tuning.yaml'), 'utf8'));
+    // The release host: a loopback server with the tarball at the path the manifest names.
+    const release = (JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+    const hosted = `/node-tuning-advisor/v${release}/${path.basename(tarball)}`;
+    const body = await readFile(tarball);
+    const server = createServer((req, res) => { if (req.url === hosted) res.writeHead(200, { 'content-type': 'application/gzip' }).end(body); else res.writeHead(404).end(); });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    t.after(() => { server.closeAllConnections(); server.close(); });
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}${hosted}`;
+    const generated = path.join(work, 'krew', 'node-tuning.yaml');
+    await run(process.execPath, [path.join(ROOT, 'scripts/krew-manifest.ts'), '--version', release, '--url', url, '--archive', tarball, '--output', generated], { encoding: 'utf8' });
+    const manifest = parse(await readFile(generated, 'utf8'));
     const platform = manifest.spec.platforms[0];
+    assert.equal(manifest.spec.version, `v${release}`);
+    assert.equal(platform.uri, url);
+    // What krew does first: download the uri and compare its sha256 with the manifest's.
+    const downloaded = Buffer.from(await (await fetch(platform.uri)).arrayBuffer());
+    assert.equal(createHash('sha256').update(downloaded).digest('hex'), platform.sha256, 'the manifest\'s sha256 is the downloaded file\'s');
+    const archive = path.join(work, 'krew-download.tgz');
+    await writeFile(archive, downloaded);
     const staging = path.join(work, 'krew-staging');
     const store = path.join(work, 'krew-store');
     const bin = path.join(work, 'krew-bin');
     await Promise.all([staging, store, bin].map((d) => mkdir(d)));
-    await run(tar, ['-xzf', tarball, '-C', staging]);
+    await run(tar, ['-xzf', archive, '-C', staging]);
     // krew's moveToInstallDir for `from: DIR/*`: every entry of DIR into `to`.
     for (const op of platform.files as { from: string; to: string }[]) {
       assert.match(op.from, /^[\w.-]+\/\*$/, 'a move of one directory\'s entries (what this test lays out)');

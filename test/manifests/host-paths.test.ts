@@ -14,6 +14,8 @@ import { collectFacts } from '../../src/collectors/run.ts';
 import { HostRoot } from '../../src/host/host-root.ts';
 import { fixtureHost } from '../helpers/fixtures.ts';
 import { requireTool } from '../helpers/tools.ts';
+import { runCli } from '../helpers/cli.ts';
+import { REPO } from '../helpers/manifests.ts';
 import { KUSTOMIZATIONS, byKind, hostMounts, kustomize, type K8sObject, type Mount } from '../helpers/manifests.ts';
 
 const KUBELET_ROOT = '/var/lib/kubelet';
@@ -149,3 +151,38 @@ test('base: containerd\'s settings through the /etc/containerd mount are the who
   assert.ok(keys.length >= 3, `facts read from config.toml: ${keys}`);
   for (const key of keys) assert.deepEqual(mounted.get(key), whole.get(key), key);
 });
+
+test('components/no-containerd-config: through its mounts `scan` says containerd\'s settings are unknown, "/etc/containerd is not mounted", never absent or the defaults', async (t) => {
+  const kubectl = requireTool(t, 'kubectl', 'kubectl');
+  if (!kubectl) return;
+  const kustomization = await mkdtemp(path.join(tmpdir(), 'nta-no-containerd-'));
+  // The fixture's node with its containerd binary (the marker the mounted /usr shows in the pod).
+  const fixture = await mkdtemp(path.join(tmpdir(), 'nta-containerd-host-'));
+  t.after(() => Promise.all([kustomization, fixture].map((d) => rm(d, { recursive: true, force: true }))));
+  await copy(fixtureHost('kubeadm-containerd-default'), fixture, { recursive: true });
+  await mkdir(path.join(fixture, 'usr/bin'), { recursive: true });
+  await writeFile(path.join(fixture, 'usr/bin/containerd'), '');
+  await writeFile(path.join(kustomization, 'kustomization.yaml'), `apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - ${path.relative(kustomization, path.join(REPO, 'manifests/overlays/kubeadm'))}\ncomponents:\n  - ${path.relative(kustomization, path.join(REPO, 'manifests/components/no-containerd-config'))}\n`);
+  const [without] = byKind(kustomize(kubectl, kustomization), 'DaemonSet');
+  const [withMount] = byKind(kustomize(kubectl, KUSTOMIZATIONS['overlays/kubeadm'] as string), 'DaemonSet');
+  assert.ok(!hostMounts(without as K8sObject).some((m) => m.hostPath === '/etc/containerd'), 'the component drops the mount');
+  const rules = ['containerd-concurrent-downloads', 'containerd-lazy-pulling', 'cgroup-driver-mismatch'];
+  const scan = async (ds: K8sObject) => {
+    const root = await mountedOnly(fixture, hostMounts(ds));
+    t.after(() => rm(root, { recursive: true, force: true }));
+    const run = await runCli(['scan', '--host-root', root, '--only', rules.join(','), '-o', 'json']);
+    return { root, report: JSON.parse(run.stdout) as { findings: { ruleId: string; status: string; message: string }[]; facts: Record<string, { value: unknown; source: string; unknown?: string }> } };
+  };
+  const mounted = await scan(withMount as K8sObject);
+  assert.deepEqual(mounted.report.findings.map((f) => [f.ruleId, f.status]).sort(), rules.map((r) => [r, 'fail']).sort(), 'with the mount: the fixture\'s failures');
+  const { root, report } = await scan(without as K8sObject);
+  assert.equal(report.facts['containerd.present']?.value, true, 'containerd is here: its binary under the mounted /usr');
+  for (const key of ['containerd.configFile', 'containerd.maxConcurrentDownloads', 'containerd.snapshotter', 'containerd.cgroupDriver']) {
+    assert.match(report.facts[key]?.unknown ?? '', new RegExp(`^/etc/containerd is not mounted under the host root ${root}: containerd's settings cannot be read \\(.*no-containerd-config.*containerd is here: /usr/bin/containerd\\)$`), key);
+  }
+  for (const finding of report.findings) {
+    assert.equal(finding.status, 'unknown', finding.ruleId);
+    assert.match(finding.message, /\/etc\/containerd is not mounted under the host root/, finding.ruleId);
+  }
+});
+

@@ -27,6 +27,7 @@ const NOT_MOUNTED: Record<string, string> = {
   '/var/lib/dpkg': 'Debian-only package database; kubelet reports its version on the Node',
   '/dev': 'device numbers come from /sys/dev/block; no device node is opened',
   '/var/lib/kubelet/plugins_registry': "CSI registration sockets, connectable even on a read-only mount; the agent reads the node's CSINode instead",
+  '/run/containerd': "containerd's socket: whoever connects runs containers (a read-only mount does not stop a connect); containerd is found by its binary, unit or process instead",
 };
 
 

@@ -70,3 +70,37 @@ test('krew manifest: the archive is the npm package, and bin is its kubectl plug
     for (const shipped of ['package/package.json', 'package/rules/host.yaml']) assert.ok(installedPath(shipped, p.files ?? []), `${shipped} is moved in too (the bundle reads them two levels above it)`);
   }
 });
+
+test('the committed manifest keeps its placeholders; scripts/krew-manifest.ts changes only version, uri and sha256 (and the header)', async () => {
+  const { releaseManifest } = await import('../../scripts/krew-manifest.ts');
+  for (const p of platforms) {
+    assert.equal(new URL(p.uri as string).hostname, 'release-host.invalid');
+    assert.equal(p.sha256, '0'.repeat(64));
+  }
+  const release = { version: '9.8.7', url: 'https://downloads.example.com/v9.8.7/node-tuning-advisor-9.8.7.tgz', sha256: 'ab'.repeat(32) };
+  const generated = parse(releaseManifest(readFileSync(FILE, 'utf8'), release));
+  const expected = structuredClone(manifest);
+  expected.spec.version = 'v9.8.7';
+  for (const p of expected.spec.platforms) Object.assign(p, { uri: release.url, sha256: release.sha256 });
+  assert.deepEqual(generated, expected);
+});
+
+test('npm run krew:manifest: a bad flag names itself and the fix, exit 2, no stack trace', async () => {
+  const { execFile } = await import('node:child_process');
+  const script = path.join(ROOT, 'scripts/krew-manifest.ts');
+  const cases: [string[], RegExp][] = [
+    [['--url', 'https://downloads.example.com/node-tuning-advisor-1.0.0.tgz'], /^krew:manifest: --version \(missing\): give the release's version/],
+    [['--version', pkg.version], /^krew:manifest: --url is missing: .*node-tuning-advisor-\d+\.\d+\.\d+\.tgz/],
+    [['--version', pkg.version, '--url', `http://downloads.example.com/node-tuning-advisor-${pkg.version}.tgz`], /^krew:manifest: --url .*: krew downloads over https/],
+    [['--version', pkg.version, '--url', 'https://downloads.example.com/other.tgz'], /^krew:manifest: --url .* must end in node-tuning-advisor-/],
+    [['--version', pkg.version, '--url', `https://downloads.example.com/node-tuning-advisor-${pkg.version}.tgz`, '--archive', FILE], /^krew:manifest: --archive .* is not an npm pack tarball/],
+  ];
+  for (const [args, message] of cases) {
+    const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = execFile(process.execPath, [script, ...args], { encoding: 'utf8' }, (_err, _stdout, stderr) => resolve({ code: child.exitCode, stderr }));
+    });
+    assert.equal(result.code, 2, `${args.join(' ')}: ${result.stderr}`);
+    assert.match(result.stderr, message);
+    assert.doesNotMatch(result.stderr, /\n\s+at /, 'no stack trace');
+  }
+});

@@ -57,7 +57,9 @@ test('imports, a broken file and no file: unknown with the reason, or containerd
   const none = await tempHost(t, { '/usr/bin/containerd': 'stand-in' });
   const noConfig = await factsAt(none, containerd);
   assert.equal(fact(noConfig, 'containerd.present').value, true);
-  assert.match(fact(noConfig, 'containerd.cgroupDriver').unknown ?? '', /no \/etc\/containerd\/config\.toml under the host root.*cannot tell/, 'a tree without the file is not proof of the defaults');
+  assert.match(fact(noConfig, 'containerd.cgroupDriver').unknown ?? '', /^\/etc\/containerd is not mounted under the host root .*: containerd's settings cannot be read/, 'a tree without the directory is not proof of the defaults');
+  const emptyDir = await factsAt(await tempHost(t, { '/usr/bin/containerd': 'stand-in', '/etc/containerd/certs.d/docker.io/hosts.toml': 'server = "https://registry-1.docker.io"\n' }), containerd);
+  assert.match(fact(emptyDir, 'containerd.cgroupDriver').unknown ?? '', /no \/etc\/containerd\/config\.toml under the host root.*cannot tell/, 'nor a directory without the file');
   const absent = await factsAt(await tempHost(t, {}), containerd);
   assert.equal(fact(absent, 'containerd.present').value, false);
 });

@@ -44,7 +44,7 @@ Flags:
 
 API use: one LIST and one watch each of this Node (fieldSelector metadata.name=NAME), the pods on it
 (fieldSelector spec.nodeName=NAME), CSIDriver objects and this node's CSINode; no periodic GET or LIST;
-writes only on change; after each scan one GET of the kubelet's /metrics (HTTPS with the agent's token,
+writes only on change; before each scan one GET of the kubelet's /metrics (HTTPS with the agent's token,
 RBAC get nodes/metrics; plain HTTP only where the port answers plain HTTP, without the token); client limit 1 request/s, burst 5; 429 honours Retry-After (watches too); errors
 back off exponentially (1 s … 5 min, jittered). SIGTERM aborts what is in flight and exits within 2 s. Deploy-free try-out: agent --kubeconfig ~/.kube/config --node-name N --dry-run --once
 `;

@@ -1,0 +1,43 @@
+// The kubelet's own pod start-up SLI (kubelet_pod_start_sli_duration_seconds: creation → all
+// containers started, image pulls excluded) and whether its /metrics could be read at all. The
+// agent reads the kubelet's HTTPS /metrics just before each scan and hands the outcome over as plain
+// data (ctx.cluster.kubelet); `scan` reads no kubelet port, so there kubelet.metrics.read is none.
+import type { Collector } from './collector.ts';
+import type { FactSet } from '../facts/fact-set.ts';
+import type { KubeletMetricsView } from '../workload/kubelet-view.ts';
+
+const SLI_FACTS = ['kubelet.podStartSli.samples', 'kubelet.podStartSli.p99Ms'];
+const NOT_READ = 'not read: `scan` reads only the host; the agent reads the kubelet\'s /metrics before each scan';
+const SINCE = { 'previous-read': 'pods the kubelet started since the previous read (one scan interval)', 'kubelet-start': 'pods the kubelet started since it started (the first read)' };
+
+function sliFacts(facts: FactSet, view: KubeletMetricsView): void {
+  if (view.result !== 'ok') {
+    for (const key of SLI_FACTS) facts.unknown(key, view.reason ?? `the kubelet's /metrics was not read (${view.result})`, view.source);
+    return;
+  }
+  const sli = view.podStartSli;
+  if (!sli) {
+    for (const key of SLI_FACTS) facts.unknown(key, 'the kubelet exposes no kubelet_pod_start_sli_duration_seconds (kubelets before it was added have none)', view.source);
+    return;
+  }
+  const detail = `kubelet_pod_start_sli_duration_seconds: ${SINCE[sli.since]}; image pulls excluded`;
+  facts.set('kubelet.podStartSli.samples', sli.samples, view.source, detail);
+  facts.set('kubelet.podStartSli.p99Ms', sli.p99Seconds === null ? null : Math.round(sli.p99Seconds * 1000), view.source, `${detail}; p99 by linear interpolation inside a bucket, as histogram_quantile`);
+}
+
+const kubeletMetrics: Collector = {
+  name: 'kubelet-metrics',
+  provides: ['kubelet.metrics.read', ...SLI_FACTS],
+  async collect({ facts, cluster }) {
+    const view = cluster?.kubelet;
+    if (!view) {
+      facts.set('kubelet.metrics.read', null, 'default', NOT_READ);
+      for (const key of SLI_FACTS) facts.unknown(key, NOT_READ, 'default');
+      return;
+    }
+    facts.set('kubelet.metrics.read', view.result, view.source, view.reason);
+    sliFacts(facts, view);
+  },
+};
+
+export default kubeletMetrics;

@@ -1,0 +1,25 @@
+// What the agent's last read of its kubelet's /metrics came to, as plain data for the scan: the
+// collector kubelet-metrics turns it into facts (kubelet.metrics.read and the kubelet's own pod
+// start-up SLI), the agent's metrics publisher into kubelet_metrics_read{result}.
+
+/** The outcomes of one read: the bounded label of kubelet_metrics_read and the value of the fact kubelet.metrics.read. */
+export const KUBELET_READ_RESULTS = ['ok', 'forbidden', 'unauthorized', 'tls', 'unreachable', 'error', 'no_endpoint'] as const;
+export type KubeletReadResult = (typeof KUBELET_READ_RESULTS)[number];
+
+/** The p99 of one histogram's observations and how many there were. */
+export interface KubeletHistogramFigure {
+  samples: number;
+  p99Seconds: number | null;
+  /** Since the previous read (bucket deltas), or since the kubelet started (the first read, or after a kubelet restart). */
+  since: 'previous-read' | 'kubelet-start';
+}
+
+export interface KubeletMetricsView {
+  result: KubeletReadResult;
+  /** Where it was read (the /metrics URL), or the Node field that named no port. */
+  source: string;
+  /** Not ok: why, in words, with the fix (a flag or the RBAC rule to add). */
+  reason?: string;
+  /** ok: kubelet_pod_start_sli_duration_seconds; absent when the kubelet exposes no such histogram. */
+  podStartSli?: KubeletHistogramFigure;
+}
