@@ -35,6 +35,33 @@ export function appendedItems(base: Json, variant: Json, where: string, at: Json
   return [];
 }
 
+/** A list item of the base that a variant leaves out. */
+export interface Removed { path: JsonPath; index: number }
+
+/** What `variant` leaves out of `base`: list items only (each list a subsequence of the base's); any other difference throws. */
+export function removedItems(base: Json, variant: Json, where: string, at: JsonPath = []): Removed[] {
+  const here = `${where} at ${at.join('.') || '(top)'}`;
+  if (Array.isArray(base) && Array.isArray(variant)) {
+    if (base.length === variant.length) return base.flatMap((item, i) => removedItems(item, variant[i], where, [...at, i]));
+    const out: Removed[] = [];
+    let v = 0;
+    base.forEach((item, i) => {
+      if (v < variant.length && isDeepStrictEqual(item, variant[v])) v++;
+      else out.push({ path: at, index: i });
+    });
+    if (v !== variant.length || variant.length > base.length) throw new Error(`chart: ${here}: the component adds, changes or reorders list items (only removed items can be templated)`);
+    return out;
+  }
+  if (isObject(base) && isObject(variant)) {
+    if (!isDeepStrictEqual(Object.keys(base).sort(), Object.keys(variant).sort())) {
+      throw new Error(`chart: ${here}: the component adds or removes fields (only removed list items can be templated)`);
+    }
+    return Object.keys(base).flatMap((k) => removedItems(base[k], variant[k], where, [...at, k]));
+  }
+  if (!isDeepStrictEqual(base, variant)) throw new Error(`chart: ${here}: the component changes a value (only removed list items can be templated)`);
+  return [];
+}
+
 /** One `{{- if }}` block: items that exactly the distributions `when` add, in a row. */
 export interface Block { when: string[]; items: Json[] }
 
@@ -96,8 +123,13 @@ export function blockText(block: Block, indent: string, variable: string): strin
   const cond = block.when.length === 1
     ? `eq ${variable} ${JSON.stringify(block.when[0])}`
     : `has ${variable} (list ${block.when.map((d) => JSON.stringify(d)).join(' ')})`;
-  const items = escapeBraces(stringify(block.items, { lineWidth: 0 })).trimEnd().split('\n').map((l) => indent + l).join('\n');
-  return `{{- if ${cond} }}\n${items}\n{{- end }}`;
+  return guardedItems(block.items, indent, cond);
+}
+
+/** Sequence entries at `indent`, inside `{{- if COND }}` … `{{- end }}`. */
+export function guardedItems(items: Json[], indent: string, cond: string): string {
+  const text = escapeBraces(stringify(items, { lineWidth: 0 })).trimEnd().split('\n').map((l) => indent + l).join('\n');
+  return `{{- if ${cond} }}\n${text}\n{{- end }}`;
 }
 
 export function escapeBraces(text: string): string {

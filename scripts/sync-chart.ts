@@ -3,7 +3,8 @@
 // prometheus-operator overlay; one template per object of the base (the Namespace left to Helm:
 // `helm install -n NS --create-namespace`), what an overlay appends to a list (the mounts) as
 // `{{- if }}` blocks on `.Values.distribution`, the Prometheus Operator's objects inside
-// `{{- if .Values.prometheusOperator.enabled }}`, and values where the objects name them: the
+// `{{- if .Values.prometheusOperator.enabled }}`, what components/no-containerd-config removes
+// inside `{{- if .Values.containerdConfig.mount }}`, and values where the objects name them: the
 // namespace (metadata, RoleBinding subjects, the ServiceAccount's user name in the admission
 // policies' CEL) from `.Release.Namespace`, the image, its pull policy, the agent's resources.
 // The defaults of values.yaml must render the base exactly: this script refuses otherwise.
@@ -11,13 +12,14 @@
 // test/manifests/helm-chart.test.ts fails while the files differ; test/manifests/helm-render.test.ts
 // renders the chart with Helm's template engine and compares it with the kustomize output.
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import { parse, parseAllDocuments } from 'yaml';
-import { type Block, type Json, type MarkerLine, appendedItems, blockText, getAt, marker, mergeAppended, templateText } from './chart-template.ts';
+import { type Block, type Json, type MarkerLine, type Removed, appendedItems, blockText, getAt, guardedItems, marker, mergeAppended, removedItems, templateText } from './chart-template.ts';
 
 export { HELM_ESCAPED_BRACES } from './chart-template.ts';
 
@@ -39,7 +41,10 @@ const OPERATOR_LABELS = marker('OPERATOR_LABELS');
 const DISTRIBUTION_VAR = '$distribution';
 
 /** The kustomize output of every kustomization the chart is built from. */
-export interface Builds { base: string; distributions: Record<string, string>; operator: string }
+export interface Builds { base: string; distributions: Record<string, string>; operator: string; noContainerdConfig: string }
+
+/** The component whose removals `containerdConfig.mount: false` renders (docs/deploy.md "Without /etc/containerd"). */
+export const NO_CONTAINERD_COMPONENT = 'components/no-containerd-config';
 
 /** What values.yaml and Chart.yaml say the defaults are. */
 export interface ChartDefaults { values: Json; appVersion: string }
@@ -50,7 +55,23 @@ export function kustomizeAll(kubectl = process.env.KUBECTL ?? 'kubectl'): Builds
     base: build('.'),
     distributions: Object.fromEntries(CHART_DISTRIBUTIONS.map((d) => [d, build(path.join('overlays', d))])),
     operator: build('overlays/prometheus-operator'),
+    noContainerdConfig: withComponent(kubectl, NO_CONTAINERD_COMPONENT),
   };
+}
+
+/** `kubectl kustomize` of the base with a component on top, through a kustomization in a temp dir. */
+function withComponent(kubectl: string, component: string): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'nta-chart-'));
+  try {
+    const manifests = path.relative(dir, path.join(ROOT, 'manifests'));
+    writeFileSync(path.join(dir, 'kustomization.yaml'), [
+      'apiVersion: kustomize.config.k8s.io/v1beta1', 'kind: Kustomization',
+      `resources: [${manifests}]`, `components: [${manifests}/${component}]`, '',
+    ].join('\n'));
+    return execFileSync(kubectl, ['kustomize', dir], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 export function readChartDefaults(): ChartDefaults {
@@ -69,18 +90,26 @@ export function chartTemplates(builds: Builds, defaults: ChartDefaults): Map<str
   if (namespaces.length !== 1 || namespaces[0].metadata.name !== BASE_NAMESPACE) throw new Error(`chart: the base must create exactly the namespace ${BASE_NAMESPACE}`);
   const objects = base.filter((o) => o.kind !== 'Namespace');
   const blocks = distributionBlocks(objects, builds.distributions);
+  const removals = containerdRemovals(objects, objectsOf(builds.noContainerdConfig));
   const files = new Map<string, string>();
   const add = (object: Json, text: string) => {
     const name = `${object.kind}-${object.metadata.name}`.toLowerCase().replace(/[^a-z0-9.-]+/g, '-');
     if (files.has(`${name}.yaml`)) throw new Error(`chart: two objects would be written to ${name}.yaml`);
     files.set(`${name}.yaml`, HEADER + text);
   };
-  for (const object of objects) add(object, objectTemplate(object, blocks.get(keyOf(object)) ?? [], defaults));
+  for (const object of objects) add(object, objectTemplate(object, blocks.get(keyOf(object)) ?? [], defaults, false, removals.get(keyOf(object)) ?? []));
   for (const object of operatorObjects(base, objectsOf(builds.operator))) {
     add(object, `{{- if .Values.prometheusOperator.enabled }}\n${objectTemplate(object, [], defaults, true)}{{- end }}\n`);
   }
   files.set(DISTRIBUTIONS_PARTIAL, `${HEADER}{{- define "node-tuning-advisor.distributions" -}}\n${CHART_DISTRIBUTIONS.join(' ')}\n{{- end -}}\n`);
   return files;
+}
+
+/** Per base object: the list items the no-containerd-config component removes. */
+function containerdRemovals(objects: Json[], variant: Json[]): Map<string, Removed[]> {
+  const byKey = new Map(variant.filter((o) => o.kind !== 'Namespace').map((o) => [keyOf(o), o]));
+  if (!isDeepStrictEqual([...byKey.keys()].sort(), objects.map(keyOf).sort())) throw new Error(`chart: ${NO_CONTAINERD_COMPONENT} has other objects than the base`);
+  return new Map(objects.map((o) => [keyOf(o), removedItems(o, byKey.get(keyOf(o)), `${NO_CONTAINERD_COMPONENT} ${keyOf(o)}`)]));
 }
 
 interface ListBlocks { path: (string | number)[]; blocks: Block[] }
@@ -126,9 +155,16 @@ function releaseNamespace(value: Json, key?: string): Json {
   return value;
 }
 
-function objectTemplate(source: Json, lists: ListBlocks[], defaults: ChartDefaults, operator = false): string {
+function objectTemplate(source: Json, lists: ListBlocks[], defaults: ChartDefaults, operator = false, removed: Removed[] = []): string {
   const object = releaseNamespace(structuredClone(source));
   const lines: MarkerLine[] = [];
+  removed.forEach(({ path: at, index }, r) => {
+    const items = getAt(object, at) as Json[];
+    const item = items[index];
+    const name = marker(`MOUNTED_${r}`);
+    items[index] = name;
+    lines.push({ marker: name, make: (indent) => guardedItems([item], indent, '.Values.containerdConfig.mount') });
+  });
   lists.forEach((list, l) => {
     const items = getAt(object, list.path) as Json[];
     list.blocks.forEach((block, b) => {

@@ -67,15 +67,34 @@ test('prometheusOperator.enabled: the prometheus-operator overlay; with distribu
   const operator = await ready.render({ set: ['prometheusOperator.enabled=true'] });
   assert.deepEqual(sortedObjects(operator.objects), withoutNamespace(kustomize(ready.kubectl, PROMETHEUS_OVERLAY)));
   // The combination docs/deploy.md shows: a kustomization of the kubeadm overlay and the component.
+  const dir = await combined(t, 'overlays/kubeadm', 'components/prometheus-operator');
+  const both = await ready.render({ set: ['prometheusOperator.enabled=true,distribution=kubeadm'] });
+  assert.deepEqual(sortedObjects(both.objects), withoutNamespace(kustomize(ready.kubectl, dir)));
+});
+
+/** A kustomization in a temp dir: `resources` one directory of manifests/, `components` one component of it. */
+async function combined(t: import('node:test').TestContext, resource: string, component: string): Promise<string> {
   const dir = await mkdtemp(path.join(tmpdir(), 'nta-chart-combo-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   const manifests = path.relative(dir, path.join(REPO, 'manifests'));
   await writeFile(path.join(dir, 'kustomization.yaml'), [
     'apiVersion: kustomize.config.k8s.io/v1beta1', 'kind: Kustomization',
-    `resources: [${manifests}/overlays/kubeadm]`, `components: [${manifests}/components/prometheus-operator]`, '',
+    `resources: [${path.join(manifests, resource)}]`, `components: [${manifests}/${component}]`, '',
   ].join('\n'));
-  const both = await ready.render({ set: ['prometheusOperator.enabled=true,distribution=kubeadm'] });
-  assert.deepEqual(sortedObjects(both.objects), withoutNamespace(kustomize(ready.kubectl, dir)));
+  return dir;
+}
+
+test('containerdConfig.mount=false: components/no-containerd-config on the base, and on the kubespray overlay', async (t) => {
+  const ready = await setup(t);
+  if (!ready) return;
+  for (const resource of ['.', 'overlays/kubespray']) {
+    const set = resource === '.' ? ['containerdConfig.mount=false'] : ['containerdConfig.mount=false,distribution=kubespray'];
+    const chart = sortedObjects((await ready.render({ set })).objects);
+    const built = withoutNamespace(kustomize(ready.kubectl, await combined(t, resource, 'components/no-containerd-config')));
+    assert.deepEqual(chart, built, `${set.join(' ')} renders ${resource} + no-containerd-config`);
+    const ds = chart.find((o) => o.kind === 'DaemonSet') as K8sObject;
+    assert.ok(!JSON.stringify(ds.spec.template.spec).includes('/etc/containerd'), 'no /etc/containerd volume or mount left');
+  }
 });
 
 test('image, pullPolicy, digest, operator labels, resources: each changes exactly its fields', async (t) => {
