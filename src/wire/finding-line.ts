@@ -83,7 +83,7 @@ export function shortReason(message: string, maxBytes: number): string {
     const longer = joined.replace(/[,;:] $/, '');
     if (byteLength(longer) > maxBytes) break;
     // Never end on a fact's label whose reason (after its ": ") did not fit.
-    if (!(parts[n - 1] as string).endsWith(': ')) kept = longer;
+    if (!(parts[n] as string).endsWith(': ')) kept = longer;
   }
   return byteLength(kept) <= maxBytes ? kept : truncateBytes(kept, maxBytes);
 }

@@ -21,6 +21,16 @@ test('a reason loses the engine preamble, then the places it looked, then traili
   assert.equal(shortReason('Not applicable here: cpu.cpufreq = false.', 100), 'cpu.cpufreq = false');
 });
 
+test('a shortened reason never ends on the label of a fact whose own reason did not fit', () => {
+  const two = "Cannot decide: etcd's disk fsync time (p99): not measured: run `scan --probe` to time fdatasync on etcd's disk; "
+    + "etcd's WAL fsync time (p99, from its metrics): http://localhost:2379/metrics is not reachable (ECONNREFUSED).";
+  assert.equal(shortReason(two, 140), "etcd's disk fsync time: not measured: run `scan --probe` to time fdatasync on etcd's disk");
+  assert.equal(shortReason(two, 400), "etcd's disk fsync time (p99): not measured: run `scan --probe` to time fdatasync on etcd's disk; "
+    + "etcd's WAL fsync time (p99, from its metrics): http://localhost:2379/metrics is not reachable (ECONNREFUSED)");
+  const fitted = shortReason(two, 200);
+  assert.ok(fitted.endsWith('is not reachable'), fitted);
+});
+
 test('only a single clause longer than the line is cut, with "…"', () => {
   const reason = shortReason(`Cannot decide: x is unknown: ${'word '.repeat(40)}end.`, 60);
   assert.ok(reason.endsWith('…') && byteLength(reason) <= 60, reason);
