@@ -2,7 +2,7 @@
 // and --only. Bad files and unknown ids are an InputError (exit 2). Apart from the pipeline
 // (src/scan.ts) so that `rules` and `explain` load no collector.
 import { InputError } from '../input-error.ts';
-import { didYouMean } from '../text/suggest.ts';
+import { didYouMeanName } from '../text/suggest.ts';
 import { applyOverrides, type EffectiveRule } from './engine.ts';
 import { BUNDLED_RULES_DIR, formatRuleError, loadRules } from './load.ts';
 import type { RuleScope } from './schema.ts';
@@ -35,8 +35,10 @@ export async function loadRuleSet(selection: RuleSelection): Promise<EffectiveRu
       const otherScope = unknown.filter((id) => loaded.rules.some((rule) => rule.id === id));
       const hint = otherScope.length > 0 ? `; ${otherScope.join(', ')} ${otherScope.length > 1 ? 'are not' : 'is not a'} ${selection.scope}-scope rule${otherScope.length > 1 ? 's' : ''}` : '';
       const ids = loaded.rules.filter(inScope).map((rule) => rule.id);
-      const close = unknown.map((id) => didYouMean(id, ids).replace(/^ \(|\)$/g, '')).filter(Boolean).join('; ');
-      throw new InputError(`--only names unknown rule ids: ${unknown.join(', ')}${hint}${close ? ` (${close})` : ''} (see: node-tuning-advisor rules list)`);
+      const hints = unknown.map((id) => [id, didYouMeanName(id, ids)] as const).filter(([, said]) => said !== '');
+      const close = hints.length === 1 && unknown.length === 1 ? (hints[0] as readonly [string, string])[1]
+        : hints.length > 0 ? ` (${hints.map(([id, said]) => `${id}: ${said.replace(/^ \(|\)$/g, '')}`).join('; ')})` : '';
+      throw new InputError(`--only names unknown rule ids: ${unknown.join(', ')}${hint}${close} (see: node-tuning-advisor rules list)`);
     }
     rules = rules.filter((rule) => selection.only?.includes(rule.id));
   }

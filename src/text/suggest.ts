@@ -34,3 +34,21 @@ export function didYouMean(word: string, candidates: readonly string[], maxDista
   const match = closest(word, candidates, maxDistance);
   return match === undefined ? '' : ` (did you mean "${match}"?)`;
 }
+
+/** Candidates that contain the word ("governor" → cpu-governor), for a name typed in part. */
+export function containing(word: string, candidates: readonly string[]): string[] {
+  const needle = word.toLowerCase();
+  if (needle.length < 3) return [];
+  return candidates.filter((candidate) => candidate !== word && candidate.toLowerCase().includes(needle));
+}
+
+/** ` (did you mean "x"?)`, else ` (did you mean one of: a, b?)` from the names containing it, else ''. */
+export function didYouMeanName(word: string, candidates: readonly string[]): string {
+  const close = didYouMean(word, candidates);
+  if (close !== '') return close;
+  const partial = containing(word, candidates);
+  if (partial.length === 1) return ` (did you mean "${partial[0]}"?)`;
+  if (partial.length === 0) return '';
+  const shown = partial.slice(0, 3).join(', ');
+  return ` (did you mean one of: ${shown}${partial.length > 3 ? `, … ${partial.length - 3} more` : ''}?)`;
+}

@@ -75,6 +75,9 @@ test('did you mean: commands, flags, subcommands, rule ids; a shell without comp
   assert.doesNotMatch((await runCli(['scan', '--zzz'])).stderr, /did you mean/, 'nothing close: no guess');
   assert.match((await runCli(['rules', 'lsit'])).stderr, /unknown rules subcommand "lsit" \(did you mean "list"\?\)/);
   assert.match((await runCli(['explain', 'kernel-tick-rat'])).stderr, /no rule "kernel-tick-rat" \(did you mean "kernel-tick-rate"\?\)/);
+  assert.match((await runCli(['explain', 'governor'])).stderr, /no rule "governor" \(did you mean "cpu-governor"\?\)/, 'a part of one id');
+  assert.match((await runCli(['explain', 'etcd'])).stderr, /no rule "etcd" \(did you mean one of: etcd-[a-z-]+, etcd-[a-z-]+, etcd-[a-z-]+, … \d+ more\?\)/, 'a part of many ids');
+  assert.doesNotMatch((await runCli(['explain', 'et'])).stderr, /did you mean/, 'two letters: no guess');
   assert.match((await runCli(['scan', '--only', 'cpu-govrnor'])).stderr, /--only names unknown rule ids: cpu-govrnor \(did you mean "cpu-governor"\?\)/);
   const fish = await runCli(['completion', 'fish']);
   assert.equal(fish.code, 2);

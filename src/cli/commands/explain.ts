@@ -9,7 +9,7 @@ import type { Finding } from '../../report/types.ts';
 import { loadRuleSet } from '../../rules/rule-set.ts';
 import { stripControls, terminalJson, terminalSafe } from '../../text/terminal.ts';
 import { terminalYaml } from '../../text/terminal-yaml.ts';
-import { didYouMean } from '../../text/suggest.ts';
+import { didYouMeanName } from '../../text/suggest.ts';
 import { runScan } from '../../scan.ts';
 import { EXIT_INPUT, EXIT_OK, oneOf, parseFlags, terminalWidth, UsageError, useColor, type Io } from '../io.ts';
 import { describeCondition, RULES_USAGE, selectionFlags } from './rules.ts';
@@ -65,7 +65,7 @@ export async function explainCommand(args: string[], io: Io): Promise<number> {
   const selection = { ruleLocations: values.rules ?? [], bundledRules: !values['no-bundled-rules'] };
   const rules = await loadRuleSet(selection);
   const found = rules.find((candidate) => candidate.id === positionals[0]);
-  if (!found) throw new UsageError(`no rule "${stripControls(positionals[0] as string)}"${didYouMean(positionals[0] as string, rules.map((r) => r.id))}; see: node-tuning-advisor rules list`);
+  if (!found) throw new UsageError(`no rule "${stripControls(positionals[0] as string)}"${didYouMeanName(positionals[0] as string, rules.map((r) => r.id))}; see: node-tuning-advisor rules list`);
   const rule = terminalSafe(found);
   const output = oneOf('--output', values.output, ['text', 'json', 'yaml'] as const, 'text');
   const width = terminalWidth(io);
