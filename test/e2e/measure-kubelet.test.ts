@@ -55,6 +55,23 @@ function run(argv: string[], home: string): Promise<Ran> {
   return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(err).toString() })));
 }
 
+/**
+ * Polls the agent's /metrics every 200 ms until an exposition matches (returned whole), or until
+ * `giveUp()` (then the last exposition read, for the assertion's message).
+ */
+async function untilExposed(port: number, pattern: RegExp, giveUp: () => boolean): Promise<string> {
+  let last = '';
+  while (!giveUp()) {
+    const got = await fetchLocalText(`http://127.0.0.1:${port}/metrics`, { timeoutMs: 5000 });
+    if (got.ok) {
+      last = got.text;
+      if (pattern.test(last)) return last;
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return last;
+}
+
 describe('measure pod-startup on real kubelets (hollow nodes at 5/10 and 50/100), and the seeds\' before/after on the 5/10 one', realServerTier(), () => {
   let cp: ControlPlane;
   let tmp: string;
@@ -166,13 +183,20 @@ describe('measure pod-startup on real kubelets (hollow nodes at 5/10 and 50/100)
         };
         const sli = new KubeletSliTracker();
         assert.equal(sli.scrape(await metrics()), undefined, 'the first scrape only sets the start of the interval');
-        // The agent on this node, scanning every 3 s: it reads the same endpoint and exposes the interval's p99
+        // The agent on this node, scanning every 5 s: it reads the same endpoint and exposes the interval's p99
         // (HTTPS first; the port answers plain HTTP, so plain HTTP without the token). The hollow kubelet
         // registers 192.0.2.2 (unroutable) as its InternalIP: --kubelet-address names where it listens.
         const metricsPort = await freePort();
-        const agent = spawn(process.execPath, [CLI, 'agent', '--kubeconfig', cp.kubeconfig, '--node-name', fast.name, '--interval', '3s', '--startup-jitter', '0s',
+        const agent = spawn(process.execPath, [CLI, 'agent', '--kubeconfig', cp.kubeconfig, '--node-name', fast.name, '--interval', '5s', '--startup-jitter', '0s',
           '--probe-interval', 'off', '--kubelet-address', '127.0.0.1', '--host-root', path.join(REPO, 'test/fixtures/hosts/seed-000-after'), '--metrics-addr', `127.0.0.1:${metricsPort}`], { stdio: ['ignore', 'ignore', 'ignore'] });
         t.after(() => { agent.kill('SIGTERM'); });
+        // The agent exposes a p99 only for a scan interval in which pods started (absent otherwise), so
+        // its /metrics is watched from before the pods exist: first until its first read of the kubelet
+        // (the start of its first interval), then, during the run, until an exposition holds the p99.
+        const deadline = Date.now() + 180_000; // only ends a hang
+        const exposition = (pattern: RegExp) => untilExposed(metricsPort, pattern, () => Date.now() > deadline || agent.exitCode !== null);
+        await exposition(/^node_tuning_advisor_kubelet_metrics_read\{result="ok"\} 1$/m);
+        const exposedP99 = exposition(/^node_tuning_advisor_kubelet_pod_start_p99_seconds\{histogram="pod_start_sli"\} \d/m);
         const { m, diagnostic } = await measureAndCompare('hollow-fast');
         t.diagnostic(diagnostic);
         const scraped = await metrics();
@@ -187,14 +211,7 @@ describe('measure pod-startup on real kubelets (hollow nodes at 5/10 and 50/100)
         // that holds the total's p99 + 1 s.
         const bound = bucketAbove(scraped, m.phases.total.p99Ms / 1000 + 1);
         assert.ok((interval?.sli?.p99Seconds as number) > 0 && (interval?.sli?.p99Seconds as number) <= bound, `kubelet SLI p99 ≤ ${bound} s: ${diagnostic}`);
-        let exposed = '';
-        // Until its next scan read the kubelet (every 3 s); the deadline only ends a hang.
-        const deadline = Date.now() + 120_000;
-        while (Date.now() < deadline && agent.exitCode === null && !/^node_tuning_advisor_kubelet_pod_start_p99_seconds\{histogram="pod_start_sli"\} \d/m.test(exposed)) {
-          await new Promise((r) => setTimeout(r, 500));
-          const got = await fetchLocalText(`http://127.0.0.1:${metricsPort}/metrics`, { timeoutMs: 5000 });
-          if (got.ok) exposed = got.text;
-        }
+        const exposed = await exposedP99;
         const line = /^node_tuning_advisor_kubelet_pod_start_p99_seconds\{histogram="pod_start_sli"\} (\S+)$/m.exec(exposed);
         assert.match(exposed, /^node_tuning_advisor_kubelet_metrics_read\{result="ok"\} 1$/m, 'read over plain HTTP after the TLS handshake met a plain-HTTP answer');
         assert.ok(line, `the agent exposes the kubelet SLI p99:\n${exposed.split('\n').filter((l) => l.includes('kubelet_pod_start')).join('\n')}`);
