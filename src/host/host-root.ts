@@ -11,7 +11,7 @@ import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { readRange, readUpTo } from './bounded-read.ts';
 import { ChrootResolver, type Resolved } from './chroot-resolve.ts';
-import { release } from './descriptor-walk.ts';
+import { components, release } from './descriptor-walk.ts';
 import { DirectoryCache } from './directory-cache.ts';
 import { Locator, normalizeHostPath } from './locate.ts';
 import { descriptorPath, reopenForReading } from './open-checked.ts';
@@ -146,17 +146,37 @@ export class HostRoot {
     });
   }
 
-  /** The target of a symlink as the host sees it (e.g. /proc/<pid>/cwd), without following it. */
-  async readLink(hostPath: string): Promise<TextResult> {
-    const normalized = normalizeHostPath(hostPath);
-    const parent = await this.resolve(path.posix.dirname(normalized));
-    if (!parent.ok) return parent;
-    try {
-      const target = await readlink(path.join(parent.localPath, path.posix.basename(normalized)));
-      return { ok: true, path: hostPath, text: target, truncated: false };
-    } catch (error) {
-      return failure(hostPath, error);
-    }
+  /**
+   * The target of a symlink as the host sees it (e.g. /proc/<pid>/cwd), without following it. Its
+   * directory is held by descriptor (the walk reads use) and the link read relative to it
+   * (/proc/self/fd/<dir>/<name>: the kernel jumps to the held directory and does not follow the
+   * last component), so a directory swapped for a symlink meanwhile cannot lead out of the root.
+   */
+  readLink(hostPath: string): Promise<TextResult> {
+    const parts = components(hostPath);
+    const name = parts.pop();
+    return this.directories.during(async () => {
+      // "/", "dir/", "dir/.", "dir/..": the kernel follows the last component, which is then no link.
+      if (name === undefined || name === '.' || name === '..') return this.notALink(hostPath);
+      const parent = await this.locator.locate(`/${parts.join('/')}`);
+      if (!parent.ok) return parent;
+      try {
+        if (!parent.info.isDirectory()) return failure(hostPath, { code: 'ENOTDIR' });
+        const target = await readlink(`${descriptorPath(parent.fd)}/${name}`);
+        return { ok: true, path: hostPath, text: target, truncated: false };
+      } catch (error) {
+        return failure(hostPath, error);
+      } finally {
+        release(parent);
+      }
+    });
+  }
+
+  private async notALink(hostPath: string): Promise<ReadFailure> {
+    const found = await this.locator.locate(hostPath);
+    if (!found.ok) return found;
+    release(found);
+    return failure(hostPath, { code: 'EINVAL' });
   }
 
   listDir(hostPath: string): Promise<DirResult> {

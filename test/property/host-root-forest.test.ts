@@ -17,6 +17,8 @@ import { requireTool } from '../helpers/tools.ts';
 
 const NAMES = ['a', 'b', 'c'];
 const DECOY = 'OUTSIDE';
+/** coreutils' readlink, copied into each root with the shell. */
+const READLINK = realpathSync('/usr/bin/readlink');
 const component = fc.constantFrom(...NAMES, '..', '.', 'nope');
 const relative = fc.array(component, { minLength: 1, maxLength: 5 }).map((parts) => parts.join('/'));
 const linkTarget = fc.tuple(fc.boolean(), relative, fc.boolean())
@@ -66,6 +68,8 @@ async function ourAnswers(root: string, paths: string[]): Promise<string[]> {
     const read = await host.readText(p);
     assert.ok(!(read.ok && read.text.includes(DECOY)), `${p} read a file outside the root`);
     answers.push(read.ok && read.text.endsWith('\n') && !read.text.slice(0, -1).includes('\n') ? `ok ${read.text.slice(0, -1)}` : 'fail');
+    const link = await host.readLink(p);
+    answers.push(link.ok ? `link ${link.text}` : 'fail');
   }
   return answers;
 }
@@ -88,8 +92,12 @@ async function installShell(store: string, root: string, files: string[]): Promi
   }
 }
 
-// One line per query: "ok <first line>" when the kernel opened a regular file and read its line, else "fail".
-const ORACLE = 'for p in "$@"; do if [ -f "$p" ] && IFS= read -r line < "$p"; then echo "ok $line"; else echo fail; fi; done';
+// Two lines per query: "ok <first line>" when the kernel opened a regular file and read its line,
+// else "fail"; "link <target>" when readlink(1) (which follows no last component) read a link, else "fail".
+const ORACLE = `for p in "$@"; do
+  if [ -f "$p" ] && IFS= read -r line < "$p"; then echo "ok $line"; else echo fail; fi
+  if target=$(${READLINK} -- "$p"); then echo "link $target"; else echo fail; fi
+done`;
 
 function kernelAnswers(chroot: string, root: string, shell: string, paths: string[]): string[] {
   const run = spawnSync(chroot, [root, shell, '-c', ORACLE, 'oracle', ...paths], { encoding: 'utf8' });
@@ -126,7 +134,7 @@ test('random symlink forests: HostRoot opens what the kernel opens in a chroot a
   const base = await tempBase(t);
   await decoys(base);
   const shell = realpathSync('/bin/sh');
-  const files = shellFiles(shell);
+  const files = [...new Set([...shellFiles(shell), ...shellFiles(READLINK)])];
   let n = 0;
   await fc.assert(fc.asyncProperty(forest, queries, async (entries, paths) => {
     const root = path.join(base, `root${n++}`);
