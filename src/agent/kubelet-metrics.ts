@@ -12,10 +12,11 @@
 // over plain HTTP. A port found plain is remembered, so each later scan is one request; a failed plain
 // read forgets it (a kubelet restarted with TLS is read over HTTPS at the next scan).
 // Bounded: one deadline per exchange, the body capped while it streams in, no redirects, no compression.
-import { readFileSync, statSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import type { KubeletReadResult } from '../workload/kubelet-view.ts';
 import { DEFAULT_MAX_BODY_BYTES, fetchLocalText, readCappedBody } from '../host/local-http.ts';
+import { readRegularFileSync } from '../host/open-checked.ts';
+import { fileTypeOf } from '../host/read-failure.ts';
 
 
 /** Not ok: `reason` is for people (what is wrong, then the fix; details in parentheses, which short lines drop first). */
@@ -158,9 +159,11 @@ function isCertificateError(error: NodeJS.ErrnoException): boolean {
   return code === 'ERR_TLS_CERT_ALTNAME_INVALID' || /CERT|SELF_SIGNED|UNABLE_TO_(GET|VERIFY)|LEAF_SIGNATURE/.test(code);
 }
 
+/** Opened only once its descriptor says it is a regular file (a FIFO would block the agent), and read bounded. */
 function readCa(file: string): string {
-  if (statSync(file).size > MAX_CA_BYTES) throw new Error(`larger than ${MAX_CA_BYTES} bytes`);
-  const text = readFileSync(file, 'utf8');
+  const read = readRegularFileSync(file, MAX_CA_BYTES);
+  if (!read.ok) throw new Error(read.tooLarge ? `larger than ${MAX_CA_BYTES} bytes` : `${fileTypeOf(read.info)}, not a regular file`);
+  const text = read.data.toString('utf8');
   if (!text.includes('-----BEGIN CERTIFICATE-----')) throw new Error('holds no PEM certificate');
   return text;
 }

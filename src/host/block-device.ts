@@ -3,7 +3,6 @@
 // the device's directory; a partition's parent directory is its disk; a device-mapper device (LVM,
 // dm-crypt, multipath) lists what it is built on in slaves/, which may be dm devices again. Each device
 // is walked once (the stack is a DAG), and a multipath map's slaves are paths to one LUN, not disks.
-import { realpath } from 'node:fs/promises';
 import path from 'node:path';
 import type { HostRoot } from './host-root.ts';
 
@@ -34,19 +33,10 @@ export interface BlockDevice {
 
 export type BlockDeviceResult = { ok: true; device: BlockDevice } | { ok: false; reason: string };
 
-/** The host path a sysfs link points at, resolved inside the host root. */
+/** The host path a sysfs link points at, resolved inside the host root (the kernel's name for what the walk reached). */
 export async function realHostPath(host: HostRoot, hostPath: string): Promise<string | undefined> {
-  const where = await host.resolve(hostPath);
-  if (!where.ok) return undefined;
-  if (host.isRealRoot) {
-    try {
-      return await realpath(where.localPath);
-    } catch {
-      return undefined;
-    }
-  }
-  const relative = path.relative(host.root, where.localPath);
-  return relative.startsWith('..') ? undefined : '/' + relative;
+  const real = await host.realPath(hostPath);
+  return real.ok ? real.path : undefined;
 }
 
 /** The transport the way lsblk names it, judged from where the disk hangs in the device tree. */

@@ -1,7 +1,8 @@
 // Every read of the host goes through HostRoot. It maps host paths ("/proc/cpuinfo") into a root
-// directory (`--host-root`) and resolves them the way the kernel would inside a chroot there
-// (chroot-resolve.ts for a local path; reads walk by descriptor, descriptor-walk.ts, sharing the
-// directories a scan has opened, directory-cache.ts). Nothing is opened for reading before its
+// directory (`--host-root`) and resolves them the way the kernel would inside a chroot there: every
+// access walks by descriptor (descriptor-walk.ts, sharing the directories a scan has opened,
+// directory-cache.ts); a caller that needs a name gets the kernel's name of what was walked
+// (realPath) or a held directory's /proc/self/fd name (holdDirectory), never a path to open again. Nothing is opened for reading before its
 // descriptor says it is a regular file or a directory (locate.ts, open-checked.ts): a symlink
 // swapped in meanwhile can neither lead out nor open a device or a FIFO. Reads are capped
 // (bounded-read.ts); errors come back as values.
@@ -10,10 +11,11 @@ import { readdir, readlink, stat, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { readRange, readUpTo } from './bounded-read.ts';
-import { ChrootResolver, type Resolved } from './chroot-resolve.ts';
-import { release } from './descriptor-walk.ts';
+import { components, release } from './descriptor-walk.ts';
 import { DirectoryCache } from './directory-cache.ts';
-import { Locator, normalizeHostPath } from './locate.ts';
+import { Locator, type HeldDirectory } from './locate.ts';
+
+export type { HeldDirectory } from './locate.ts';
 import { descriptorPath, reopenForReading } from './open-checked.ts';
 import { naturalCompare } from '../order.ts';
 import { errorCode, failure, notRegular, type ReadFailure } from './read-failure.ts';
@@ -59,13 +61,11 @@ type Opened = { ok: true; handle: FileHandle; info: Stats } | ReadFailure;
 
 export class HostRoot {
   readonly root: string;
-  private readonly resolver: ChrootResolver;
   private readonly directories = new DirectoryCache();
   private readonly locator: Locator;
 
   constructor(root: string) {
     this.root = path.resolve(root);
-    this.resolver = new ChrootResolver(this.root);
     this.locator = new Locator(this.root, this.directories);
   }
 
@@ -88,10 +88,22 @@ export class HostRoot {
     return this.directories.throughout(scan);
   }
 
-  /** Where a host path lives on the filesystem we can open; every symlink on the way resolved inside the root. */
-  async resolve(hostPath: string): Promise<Resolved> {
-    if (this.isRealRoot) return { ok: true, localPath: normalizeHostPath(hostPath) };
-    return this.resolver.resolve(hostPath);
+  /**
+   * The host path of what `hostPath` names, every symlink on the way expanded inside the root: the
+   * kernel's name for the descriptor the walk reached. For the callers that need a name: a sysfs
+   * device's place in the device tree, a process's working directory.
+   */
+  realPath(hostPath: string): Promise<{ ok: true; path: string } | ReadFailure> {
+    return this.directories.during(() => this.locator.realPath(hostPath));
+  }
+
+  /**
+   * A directory held by a descriptor of the caller's own, for work that needs a name for a while
+   * (statfs, the fsync probe creating its file there): `name` (/proc/self/fd/<fd>) leads to the
+   * directory that was walked, whatever its path names meanwhile. The caller closes it.
+   */
+  holdDirectory(hostPath: string): Promise<HeldDirectory | ReadFailure> {
+    return this.directories.during(() => this.locator.holdDirectory(hostPath));
   }
 
   readText(hostPath: string, options: ReadOptions = {}): Promise<TextResult> {
@@ -146,17 +158,37 @@ export class HostRoot {
     });
   }
 
-  /** The target of a symlink as the host sees it (e.g. /proc/<pid>/cwd), without following it. */
-  async readLink(hostPath: string): Promise<TextResult> {
-    const normalized = normalizeHostPath(hostPath);
-    const parent = await this.resolve(path.posix.dirname(normalized));
-    if (!parent.ok) return parent;
-    try {
-      const target = await readlink(path.join(parent.localPath, path.posix.basename(normalized)));
-      return { ok: true, path: hostPath, text: target, truncated: false };
-    } catch (error) {
-      return failure(hostPath, error);
-    }
+  /**
+   * The target of a symlink as the host sees it (e.g. /proc/<pid>/cwd), without following it. Its
+   * directory is held by descriptor (the walk reads use) and the link read relative to it
+   * (/proc/self/fd/<dir>/<name>: the kernel jumps to the held directory and does not follow the
+   * last component), so a directory swapped for a symlink meanwhile cannot lead out of the root.
+   */
+  readLink(hostPath: string): Promise<TextResult> {
+    const parts = components(hostPath);
+    const name = parts.pop();
+    return this.directories.during(async () => {
+      // "/", "dir/", "dir/.", "dir/..": the kernel follows the last component, which is then no link.
+      if (name === undefined || name === '.' || name === '..') return this.notALink(hostPath);
+      const parent = await this.locator.locate(`/${parts.join('/')}`);
+      if (!parent.ok) return parent;
+      try {
+        if (!parent.info.isDirectory()) return failure(hostPath, { code: 'ENOTDIR' });
+        const target = await readlink(`${descriptorPath(parent.fd)}/${name}`);
+        return { ok: true, path: hostPath, text: target, truncated: false };
+      } catch (error) {
+        return failure(hostPath, error);
+      } finally {
+        release(parent);
+      }
+    });
+  }
+
+  private async notALink(hostPath: string): Promise<ReadFailure> {
+    const found = await this.locator.locate(hostPath);
+    if (!found.ok) return found;
+    release(found);
+    return failure(hostPath, { code: 'EINVAL' });
   }
 
   listDir(hostPath: string): Promise<DirResult> {

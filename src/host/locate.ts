@@ -2,16 +2,27 @@
 // runs, no FIFO's writer wakes) with its stat. On the real root the kernel resolves the path (the
 // host's own symlinks); below a --host-root it is walked by descriptor (descriptor-walk.ts), and the
 // kernel's name for what was reached must still lie inside the root: a directory on the way moved
-// out of the root meanwhile, even after the walk cached it, is caught here, at every read.
-import { type Stats } from 'node:fs';
+// out of the root meanwhile, even after the walk cached it, is caught here, at every read. The
+// kernel's name of a held file is also what realPath answers, and holdDirectory gives a caller its own
+// descriptor of a directory.
+import { constants, type Stats } from 'node:fs';
 import { readlink, realpath } from 'node:fs/promises';
 import path from 'node:path';
-import { type DirectoryCache } from './directory-cache.ts';
+import { closeQuietly, type DirectoryCache } from './directory-cache.ts';
 import { fstatFd, openFd, release, walkBeneath, type Held } from './descriptor-walk.ts';
 import { descriptorPath, O_PATH } from './open-checked.ts';
 import { escaped, failure, type ReadFailure } from './read-failure.ts';
 
 export type Located = ({ ok: true; info: Stats } & Held) | ReadFailure;
+
+export interface HeldDirectory {
+  ok: true;
+  /** /proc/self/fd/<fd>: the held directory for any call that takes a path. */
+  name: string;
+  /** The kernel's name for it, as a host path. */
+  hostPath: string;
+  close(): void;
+}
 
 export class Locator {
   private readonly root: string;
@@ -42,6 +53,37 @@ export class Locator {
     }
   }
 
+  /** The host path the kernel names what `hostPath` leads to by (see HostRoot.realPath). */
+  async realPath(hostPath: string): Promise<{ ok: true; path: string } | ReadFailure> {
+    const found = await this.locate(hostPath);
+    if (!found.ok) return found;
+    try {
+      const real = await this.hostPathOf(found.fd);
+      return real === undefined ? escaped(hostPath) : { ok: true, path: real };
+    } catch (error) {
+      return failure(hostPath, error);
+    } finally {
+      release(found);
+    }
+  }
+
+  /** The directory `hostPath` leads to, held by a new descriptor the caller closes (see HostRoot.holdDirectory). */
+  async holdDirectory(hostPath: string): Promise<HeldDirectory | ReadFailure> {
+    const found = await this.locate(hostPath);
+    if (!found.ok) return found;
+    try {
+      if (!found.info.isDirectory()) return failure(hostPath, { code: 'ENOTDIR' });
+      const real = await this.hostPathOf(found.fd);
+      if (real === undefined) return escaped(hostPath);
+      const fd = await openFd(descriptorPath(found.fd), O_PATH | constants.O_DIRECTORY);
+      return { ok: true, name: descriptorPath(fd), hostPath: real, close: () => closeQuietly(fd) };
+    } catch (error) {
+      return failure(hostPath, error);
+    } finally {
+      release(found);
+    }
+  }
+
   private async locateOnRealRoot(hostPath: string): Promise<Located> {
     let fd: number;
     try {
@@ -57,12 +99,18 @@ export class Locator {
     }
   }
 
-  private async insideRoot(fd: number): Promise<boolean> {
+  /** The host path the kernel names the held file by, or undefined when that lies outside the root (moved out). */
+  async hostPathOf(fd: number): Promise<string | undefined> {
     this.realRoot ??= realpath(this.root);
     const root = await this.realRoot;
-    if (root === '/') return true;
     const actual = await readlink(descriptorPath(fd));
-    return actual === root || actual.startsWith(`${root}/`);
+    if (root === '/') return actual;
+    if (actual === root) return '/';
+    return actual.startsWith(`${root}/`) ? actual.slice(root.length) : undefined;
+  }
+
+  private async insideRoot(fd: number): Promise<boolean> {
+    return (await this.hostPathOf(fd)) !== undefined;
   }
 }
 

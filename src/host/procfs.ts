@@ -7,11 +7,13 @@ import type { HostRoot } from './host-root.ts';
 const PROC_SUPER_MAGIC = 0x9fa0;
 
 export async function isLiveProcfs(host: HostRoot): Promise<boolean> {
-  const where = await host.resolve('/proc');
-  if (!where.ok) return false;
+  const proc = await host.holdDirectory('/proc');
+  if (!proc.ok) return false;
   try {
-    return (await statfs(where.localPath)).type === PROC_SUPER_MAGIC;
+    return (await statfs(proc.name)).type === PROC_SUPER_MAGIC;
   } catch {
     return false;
+  } finally {
+    proc.close();
   }
 }

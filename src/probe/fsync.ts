@@ -26,6 +26,8 @@ const FREE_SPACE_MARGIN = 4 * 1024 * 1024;
 
 export interface FsyncProbeOptions {
   dir: string;
+  /** How messages and the result name the directory (default: dir); for a held directory's /proc/self/fd name, its host path. */
+  label?: string;
   sizeBytes?: number;
   blockSize?: number;
   /** "major:minor" of etcd's data dir; a probe dir on another device is reported as not representative. */
@@ -196,10 +198,10 @@ function unsafeDir(dir: string, uid: number, gid: number, mode: number): string 
   return undefined;
 }
 
-async function openProbeDir(dir: string): Promise<ProbeDir | FsyncProbeFailure> {
+async function openProbeDir(opened: string, dir: string): Promise<ProbeDir | FsyncProbeFailure> {
   let handle: FileHandle;
   try {
-    handle = await open(dir, fsConstants.O_RDONLY | fsConstants.O_DIRECTORY);
+    handle = await open(opened, fsConstants.O_RDONLY | fsConstants.O_DIRECTORY);
   } catch (error) {
     const code = (error as { code?: string }).code ?? 'EUNKNOWN';
     return failureFor(dir, code, code === 'ENOTDIR' ? `${dir} is not a directory` : `${dir} cannot be used (${code})`);
@@ -225,7 +227,8 @@ async function createProbeFile(file: string): Promise<FileHandle | { code: strin
 
 export async function runFsyncProbe(options: FsyncProbeOptions): Promise<FsyncProbeResult> {
   const started = performance.now();
-  const dir = path.resolve(options.dir);
+  const opened = path.resolve(options.dir);
+  const dir = options.label ?? opened;
   const sizeBytes = options.sizeBytes ?? DEFAULT_SIZE_BYTES;
   const blockSize = options.blockSize ?? DEFAULT_BLOCK_SIZE;
   if (!(Number.isInteger(blockSize) && blockSize > 0 && Number.isInteger(sizeBytes) && sizeBytes >= blockSize)) {
@@ -234,7 +237,7 @@ export async function runFsyncProbe(options: FsyncProbeOptions): Promise<FsyncPr
   if (insideEtcdMember(dir)) {
     return failureFor(dir, 'EINVAL', `${dir} is inside etcd's member/ directory; probe its parent (the data dir) or another directory on the same disk`);
   }
-  const probeDir = await openProbeDir(dir);
+  const probeDir = await openProbeDir(opened, dir);
   if ('ok' in probeDir) return probeDir;
   try {
     return await probeIn(dir, probeDir, { ...options, sizeBytes, blockSize }, started);

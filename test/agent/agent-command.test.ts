@@ -3,6 +3,9 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PassThrough } from 'node:stream';
 import { main } from '../../src/cli/main.ts';
@@ -50,6 +53,14 @@ describe('the agent command against the stand-in', { concurrency: true }, () => 
     const notPem = await cli(['agent', '--kubeconfig', kubeconfig, '--node-name', 'w', '--kubelet-ca-file', kubeconfig]);
     assert.equal(notPem.code, 2);
     assert.match(notPem.err, /--kubelet-ca-file .*: holds no PEM certificate/);
+    // A FIFO at the flag's path: refused before it is opened (opening it blocked the agent's start).
+    const fifoDir = mkdtempSync(path.join(os.tmpdir(), 'nta-ca-fifo-'));
+    const fifo = path.join(fifoDir, 'ca.crt');
+    spawnSync('mkfifo', [fifo]);
+    const fromFifo = await cli(['agent', '--kubeconfig', kubeconfig, '--node-name', 'w', '--kubelet-ca-file', fifo]);
+    rmSync(fifoDir, { recursive: true, force: true });
+    assert.equal(fromFifo.code, 2);
+    assert.match(fromFifo.err, /--kubelet-ca-file .*: is a FIFO, not a regular file/);
     const address = await cli(['agent', '--kubeconfig', kubeconfig, '--node-name', 'w', '--kubelet-address', 'node-1.example']);
     assert.equal(address.code, 2);
     assert.match(address.err, /--kubelet-address node-1\.example is not an IP address/);

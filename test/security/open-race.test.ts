@@ -8,40 +8,15 @@
 // the FIFO would return the moment anyone opens it for reading, and never may.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
-import { chmod, chown, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { chown, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { HostRoot } from '../../src/host/host-root.ts';
-import { requireTool } from '../helpers/tools.ts';
+import { asNobody, NOBODY, raceSetup, startSwapper, type SwapMode } from '../helpers/swap-race.ts';
 
-const NOBODY = 65534;
 const READS = 500;
 const READERS = 4;
 
-function asNobody(setpriv: string, command: string[]): ChildProcess {
-  return spawn(setpriv, ['--reuid', String(NOBODY), '--regid', String(NOBODY), '--clear-groups', '--', ...command], { stdio: ['ignore', 'pipe', 'ignore'] });
-}
-
-// Swaps, as fast as it can, `name` in `dir` between what the reader expects and symlinks to what it
-// must never open. 'file': a regular file ↔ a symlink to the FIFO ↔ a symlink to /dev/ptmx (rename,
-// atomic). 'directory': a directory holding config.yaml ↔ a symlink to a directory outside the host
-// tree whose config.yaml is the FIFO (a directory cannot be renamed over a symlink: unlink between).
-// What the reader expects stays 0.1 ms, so that some reads get it.
-const SWAPPER = `const fs = require('node:fs'); const [mode, dir, name, target] = process.argv.slice(1);
-process.chdir(dir);
-const linger = () => { const until = process.hrtime.bigint() + 100000n; while (process.hrtime.bigint() < until); };
-for (;;) {
-  if (mode === 'file') {
-    fs.writeFileSync('r.tmp', 'a: 1\\n'); fs.renameSync('r.tmp', name); linger();
-    fs.symlinkSync(target, 'f.tmp'); fs.renameSync('f.tmp', name);
-    fs.symlinkSync('/dev/ptmx', 'p.tmp'); fs.renameSync('p.tmp', name);
-  } else {
-    fs.renameSync(name, 'd.tmp'); fs.symlinkSync(target, name);
-    fs.unlinkSync(name); fs.renameSync('d.tmp', name); linger();
-  }
-}`;
 // Opens the FIFO for writing: blocks until someone opens it for reading, then says so.
 const FIFO_WRITER = 'exec 3>"$1"; echo OPENED';
 
@@ -50,7 +25,7 @@ interface Attack {
   root: string;
   file: string;
   fifo: string;
-  swapper: string[];
+  swapper: [SwapMode, string, string, string];
 }
 
 /**
@@ -91,29 +66,16 @@ async function ownedFifo(fifo: string): Promise<void> {
   await chown(fifo, NOBODY, NOBODY);
 }
 
-function exited(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => child.once('exit', () => resolve()));
-}
-
 for (const where of ['the real root', 'a --host-root tree'] as const) {
   test(`a symlink swapped in to a FIFO or /dev/ptmx while root reads (${where}): never opened`, { timeout: 120_000 }, async (t) => {
-    const setpriv = requireTool(t, 'setpriv', 'util-linux');
-    if (!setpriv) return;
-    if (process.getuid?.() !== 0) return t.skip('needs root: the attack is a root reader and a file owned by nobody');
-    const base = await mkdtemp(path.join(os.tmpdir(), 'nta-open-race-'));
-    await chmod(base, 0o755);
+    const setup = await raceSetup(t, 'nta-open-race-');
+    if (!setup) return;
+    const { setpriv, base, own } = setup;
     const attack = await plant(where, base);
-    const writer = asNobody(setpriv, ['bash', '-c', FIFO_WRITER, 'x', attack.fifo]);
+    const writer = own(asNobody(setpriv, ['bash', '-c', FIFO_WRITER, 'x', attack.fifo]));
     let opened = false;
     writer.stdout?.on('data', () => { opened = true; });
-    const swapper = asNobody(setpriv, [process.execPath, '-e', SWAPPER, ...attack.swapper]);
-    t.after(async () => {
-      swapper.kill('SIGKILL');
-      writer.kill('SIGKILL');
-      await Promise.all([exited(swapper), exited(writer)]);
-      await rm(base, { recursive: true, force: true });
-    });
+    own(startSwapper(setpriv, attack.swapper));
 
     const seen = { read: 0, refused: 0 };
     await new Promise((resolve) => setTimeout(resolve, 300)); // the swapper is running

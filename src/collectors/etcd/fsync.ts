@@ -1,8 +1,8 @@
 // The fsync probe as a collector: runs only when asked (scan --probe), in etcd's data dir (beside
 // member/, never inside it), and checks that the directory sits on the device found under etcd.
-import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Collector, CollectorContext } from '../collector.ts';
+import type { HeldDirectory, HostRoot, ReadFailure } from '../../host/host-root.ts';
 import { runFsyncProbe, type FsyncProbeOptions, type FsyncProbeResult } from '../../probe/fsync.ts';
 
 export const FSYNC_FACTS = ['etcd.fsync.p50Ms', 'etcd.fsync.p90Ms', 'etcd.fsync.p99Ms', 'etcd.fsync.p999Ms', 'etcd.fsync.maxMs', 'etcd.fsync.samples'];
@@ -24,9 +24,10 @@ export interface EtcdFsyncSettings {
  */
 export const PROBE_SUBDIR = 'node-tuning-advisor-probe';
 
-async function probeDirIn(dataDir: string): Promise<string> {
-  const sub = path.join(dataDir, PROBE_SUBDIR);
-  return (await stat(sub).catch(() => undefined))?.isDirectory() ? sub : dataDir;
+/** The probe's directory held by descriptor (the subdirectory when it is one): the probe creates its file through that very directory, never by a name a swap could redirect out of the host root. */
+async function probeDirIn(host: HostRoot, dataDir: string): Promise<HeldDirectory | ReadFailure> {
+  const sub = await host.holdDirectory(path.posix.join(dataDir, PROBE_SUBDIR));
+  return sub.ok ? sub : host.holdDirectory(dataDir);
 }
 
 function allUnknown(ctx: CollectorContext, reason: string, source = 'unknown'): void {
@@ -41,15 +42,20 @@ async function probeDataDir(ctx: CollectorContext, settings: EtcdFsyncSettings):
   }
   const dataDir = facts.value('etcd.dataDir');
   if (typeof dataDir !== 'string') return allUnknown(ctx, 'etcd\'s data dir is not known, so there is nothing to probe');
-  const where = await host.resolve(dataDir);
-  if (!where.ok) return allUnknown(ctx, where.reason);
+  const held = await probeDirIn(host, dataDir);
+  if (!held.ok) return allUnknown(ctx, held.reason);
   const expected = facts.value('etcd.device.majorMinor');
-  const options: FsyncProbeOptions = { dir: await probeDirIn(where.localPath) };
+  const options: FsyncProbeOptions = { dir: held.name, label: held.hostPath };
   if (typeof expected === 'string') options.expectedDevice = expected;
   if (settings.sizeBytes !== undefined) options.sizeBytes = settings.sizeBytes;
   if (settings.blockSize !== undefined) options.blockSize = settings.blockSize;
   if (settings.onProgress) options.onProgress = settings.onProgress;
-  const result = await (settings.probe ?? runFsyncProbe)(options);
+  let result: FsyncProbeResult;
+  try {
+    result = await (settings.probe ?? runFsyncProbe)(options);
+  } finally {
+    held.close();
+  }
   const source = `probe:${dataDir}`;
   if (!result.ok) return allUnknown(ctx, `fsync probe in ${dataDir} failed (${result.code}): ${result.reason}`, source);
   if (result.sameDeviceAsEtcd === false) {
