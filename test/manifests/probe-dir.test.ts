@@ -2,7 +2,7 @@
 // etcd's: the fsync collector must then probe in that subdirectory, and in the data dir otherwise.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readlink, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PROBE_SUBDIR, createEtcdFsyncCollector } from '../../src/collectors/etcd/fsync.ts';
@@ -18,10 +18,11 @@ const etcdAt = (dataDir: string): Collector => ({
   async collect(ctx) { ctx.facts.set('etcd.present', true, 'inferred'); ctx.facts.set('etcd.dataDir', dataDir, 'inferred'); },
 });
 
-async function probedDir(root: string): Promise<string | undefined> {
-  let dir: string | undefined;
+/** The directory the probe was handed (held by descriptor: where its /proc/self/fd name leads) and how it names it. */
+async function probedDir(root: string): Promise<{ at: string; label: string | undefined } | undefined> {
+  let dir: { at: string; label: string | undefined } | undefined;
   const probe = async (options: FsyncProbeOptions): Promise<FsyncProbeResult> => {
-    dir = options.dir;
+    dir = { at: await readlink(options.dir), label: options.label };
     return { ok: false, code: 'EROFS', reason: 'stub', dir: options.dir } as unknown as FsyncProbeResult;
   };
   await collectFacts(new HostRoot(root), { collectors: [etcdAt('/var/lib/etcd'), createEtcdFsyncCollector({ run: true, probe })] });
@@ -32,9 +33,10 @@ test('the fsync collector probes in <data dir>/node-tuning-advisor-probe when it
   const root = await mkdtemp(path.join(tmpdir(), 'nta-probe-dir-'));
   t.after(() => rm(root, { recursive: true, force: true }));
   await mkdir(path.join(root, 'var/lib/etcd'), { recursive: true });
-  assert.equal(await probedDir(root), path.join(root, 'var/lib/etcd'));
+  const real = await realpath(root);
+  assert.deepEqual(await probedDir(root), { at: path.join(real, 'var/lib/etcd'), label: '/var/lib/etcd' });
   await mkdir(path.join(root, 'var/lib/etcd', PROBE_SUBDIR));
-  assert.equal(await probedDir(root), path.join(root, 'var/lib/etcd', PROBE_SUBDIR));
+  assert.deepEqual(await probedDir(root), { at: path.join(real, 'var/lib/etcd', PROBE_SUBDIR), label: `/var/lib/etcd/${PROBE_SUBDIR}` });
 });
 
 test('the overlay\'s one writable mount is that subdirectory, at its place under /host', (t) => {
