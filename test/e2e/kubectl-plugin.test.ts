@@ -64,14 +64,17 @@ describe('kubectl node-tuning, installed from npm pack into a clean prefix', rea
 
   before(async () => {
     work = await mkdtemp(path.join(tmpdir(), 'nta-plugin-'));
-    const app = await projectCopy(work);
-    const packed = await run('npm', ['pack', '--pack-destination', work, '--silent'], { cwd: app, encoding: 'utf8', timeout: 120_000 });
-    tarball = path.join(work, packed.stdout.trim().split('\n').at(-1) as string);
     prefix = path.join(work, 'prefix');
-    await run('npm', ['install', '--global', '--prefix', prefix, tarball, '--offline', '--no-audit', '--no-fund'], { encoding: 'utf8', timeout: 120_000 });
+    const packAndInstall = async (): Promise<void> => {
+      const app = await projectCopy(work);
+      const packed = await run('npm', ['pack', '--pack-destination', work, '--silent'], { cwd: app, encoding: 'utf8', timeout: 120_000 });
+      tarball = path.join(work, packed.stdout.trim().split('\n').at(-1) as string);
+      await run('npm', ['install', '--global', '--prefix', prefix, tarball, '--offline', '--no-audit', '--no-fund'], { encoding: 'utf8', timeout: 120_000 });
+    };
+    // The control plane starts while npm packs and installs (neither needs the other).
+    [cp] = await Promise.all([ControlPlane.start(), packAndInstall()]);
     // Node 24 (the one running this test) on the PATH, as an operator's machine would have it; no ~/.kube of this machine.
     env = { PATH: [path.join(prefix, 'bin'), path.dirname(process.execPath), '/usr/local/bin', '/usr/bin', '/bin'].join(':'), HOME: work, COLUMNS: '80' };
-    cp = await ControlPlane.start();
     // Two contexts: the current one points nowhere, so only --context reaches the cluster.
     const admin = await readFile(cp.kubeconfig, 'utf8');
     kubeconfig = path.join(work, 'two-contexts.kubeconfig');
@@ -165,11 +168,18 @@ describe('kubectl node-tuning, installed from npm pack into a clean prefix', rea
     const agent = await sh('node-tuning-advisor', ['agent', '--kubeconfig', cp.kubeconfig, '--node-name', NODE, '--host-root', fixtureHost('seed-000-before'), '--once']);
     assert.equal(agent.code, 0, agent.stderr);
 
-    const wrongContext = await sh(kubectl, ['node-tuning', 'describe', NODE, '--kubeconfig', kubeconfig]);
+    // Every read below at once: none writes.
+    const [wrongContext, view, json, yamlRun, noContext, missing] = await Promise.all([
+      sh(kubectl, ['node-tuning', 'describe', NODE, '--kubeconfig', kubeconfig]),
+      sh(kubectl, ['node-tuning', 'describe', NODE, '--kubeconfig', kubeconfig, '--context', 'admin@envtest']),
+      sh(kubectl, ['node-tuning', 'describe', NODE, '--context', 'admin@envtest', '-o', 'json'], { KUBECONFIG: kubeconfig }),
+      sh(kubectl, ['node-tuning', 'describe', NODE, '--context', 'admin@envtest', '--output', 'yaml'], { KUBECONFIG: kubeconfig }),
+      sh(kubectl, ['node-tuning', 'describe', NODE, '--kubeconfig', kubeconfig, '--context', 'nope']),
+      sh(kubectl, ['node-tuning', 'describe', 'no-such-node', '--kubeconfig', cp.kubeconfig]),
+    ]);
     assert.equal(wrongContext.code, 2, 'the current context points nowhere');
     assert.match(wrongContext.stderr, /^kubectl node-tuning describe: cannot read node plug-failing: /);
 
-    const view = await sh(kubectl, ['node-tuning', 'describe', NODE, '--kubeconfig', kubeconfig, '--context', 'admin@envtest']);
     assert.equal(view.code, 1, `rules fail on the node: ${view.stderr}`);
     const lines = view.stdout.trimEnd().split('\n');
     for (const line of lines) assert.ok([...line].length <= 80, line);
@@ -179,7 +189,6 @@ describe('kubectl node-tuning, installed from npm pack into a clean prefix', rea
     assert.match(view.stdout, /^UNKNOWN {2}warning {3}kernel-tick-rate +Kernel timer tick below 1000 Hz\n {2}reason the kernel's timer tick( \(CONFIG_HZ\))?: no kernel config/m);
     assert.match(view.stdout, /^Events \(node-tuning-advisor, newest first\)\n {2}\d+s +(Warning +TuningRecommendation +WARN|Normal +TuningRecommendation +INFO) /m);
 
-    const json = await sh(kubectl, ['node-tuning', 'describe', NODE, '--context', 'admin@envtest', '-o', 'json'], { KUBECONFIG: kubeconfig });
     const advice = JSON.parse(json.stdout);
     assert.deepEqual([advice.kind, advice.node, advice.report.counts.fail], ['NodeAdvice', NODE, 4]);
     assert.ok((lines[0] as string).includes(`score ${advice.report.score}/100`));
@@ -188,13 +197,11 @@ describe('kubectl node-tuning, installed from npm pack into a clean prefix', rea
     // An info rule's recommendation is a Normal Event (issue 24), the others Warning.
     assert.deepEqual(advice.events.map((e: { reason: string; type: string; message: string }) => [e.reason, e.type, e.message.startsWith('INFO ')]).sort(),
       [['TuningRecommendation', 'Normal', true], ['TuningRecommendation', 'Warning', false], ['TuningRecommendation', 'Warning', false], ['TuningRecommendation', 'Warning', false]]);
-    const yaml = parse((await sh(kubectl, ['node-tuning', 'describe', NODE, '--context', 'admin@envtest', '--output', 'yaml'], { KUBECONFIG: kubeconfig })).stdout);
+    const yaml = parse(yamlRun.stdout);
     assert.deepEqual(yaml.findings, advice.findings);
 
-    const noContext = await sh(kubectl, ['node-tuning', 'describe', NODE, '--kubeconfig', kubeconfig, '--context', 'nope']);
     assert.equal(noContext.code, 2);
     assert.match(noContext.stderr, /--context nope: no such context in --kubeconfig \S+ \(it has: elsewhere, admin@envtest\)/);
-    const missing = await sh(kubectl, ['node-tuning', 'describe', 'no-such-node', '--kubeconfig', cp.kubeconfig]);
     assert.equal(missing.code, 2);
     assert.match(missing.stderr, /no node "no-such-node"; see: kubectl get nodes/);
   });

@@ -36,6 +36,8 @@ const MERGE = 'application/merge-patch+json';
 const STRATEGIC = 'application/strategic-merge-patch+json';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Each wait below is for an event that must come (a watch event, an agent's cycle): its deadline only ends a hang. */
+const HANG_MS = 180_000;
 
 /** Nearest rank, as an operator would compute it from the list. */
 function percentile(values: number[], p: number): number {
@@ -52,6 +54,8 @@ describe('workload path on a real control plane with hollow kubelets (attach pla
   const agents = new Map<string, AgentProcess>();
   const seen = new Map<string, Seen>();
   let attachedAt: number | undefined;
+  /** Conditions on `seen`, each settled by the test's pod watch event that makes it true. */
+  const onPodEvent = new Set<() => void>();
   const watches: { stop(): void }[] = [];
 
   before(async () => {
@@ -79,15 +83,16 @@ describe('workload path on a real control plane with hollow kubelets (attach pla
     await Promise.all([...Object.keys(HOLLOW), ATTACH_NODE].map(async (node) => {
       const identity = await agentIdentity(cp, node, tmp);
       // The agent's own pod runs on its hollow node: Ready before the agent lists, so it is no sample.
-      if (node !== ATTACH_NODE) await until(`${node}: the agent's pod Ready`, async () => podReady(await cp.must('GET', `/api/v1/namespaces/${identity.pod.metadata.namespace}/pods/${identity.pod.metadata.name}`)), 60_000);
+      if (node !== ATTACH_NODE) await until(`${node}: the agent's pod Ready`, async () => podReady(await cp.must('GET', `/api/v1/namespaces/${identity.pod.metadata.namespace}/pods/${identity.pod.metadata.name}`)), HANG_MS);
       const run = await daemonSetRun(cp, 'node-tuning-advisor', { node, hostRoot: path.join(REPO, 'test/fixtures/hosts/intel-pstate-epp-power'), rulesDir: path.join(tmp, `rules-${node}`), kubeconfig: identity.kubeconfig });
       const args = [...run.args.filter((a) => !a.startsWith('--interval=')), `--interval=${INTERVAL_S}s`, '--startup-jitter=0s'];
       agents.set(node, AgentProcess.start(bundle, args, run.env));
     }));
-    for (const agent of agents.values()) {
+    // Each agent's first scan is done (/readyz).
+    await Promise.all([...agents.values()].map(async (agent) => {
       const url = await agent.metricsUrl();
-      await until('the first scan', async () => (await scrape(url, '/readyz')).status === 200, 30_000);
-    }
+      await until('the first scan', async () => (await scrape(url, '/readyz')).status === 200, HANG_MS);
+    }));
     // The agents' watches open a second or two after their LISTs (their client sends 1 request/s);
     // a pod that changes before its watch is open is only seen when the watch replays it. Start once
     // the server has each agent's pod and Node watch open.
@@ -95,7 +100,7 @@ describe('workload path on a real control plane with hollow kubelets (attach pla
       const opened = await auditing.log.requests((r) => r.user === AGENT_USER && r.verb === 'watch');
       const open = (p: string, selector: string) => opened.some((r) => r.path === p && r.query.get('fieldSelector') === selector);
       return [...agents.keys()].every((node) => open('/api/v1/pods', `spec.nodeName=${node}`) && open('/api/v1/nodes', `metadata.name=${node}`));
-    }, 30_000);
+    }, HANG_MS);
   });
   after(async () => {
     for (const w of watches) w.stop();
@@ -116,6 +121,23 @@ describe('workload path on a real control plane with hollow kubelets (attach pla
     if (pod.spec.nodeName) s.node = pod.spec.nodeName;
     if (s.scheduled === undefined && pod.spec.nodeName) s.scheduled = at;
     if (s.ready === undefined && podReady(pod)) s.ready = at;
+    for (const check of onPodEvent) check();
+  }
+
+  /** When the test's pod watch has delivered what makes `value` defined (checked at once, then on each event). */
+  function whenSeen<T>(what: string, value: () => T | undefined | false): Promise<T> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => { onPodEvent.delete(check); reject(new Error(`${what}: no such pod event within ${HANG_MS} ms`)); }, HANG_MS);
+      function check(): void {
+        const got = value();
+        if (got === undefined || got === false) return;
+        clearTimeout(timer);
+        onPodEvent.delete(check);
+        resolve(got);
+      }
+      onPodEvent.add(check);
+      check();
+    });
   }
 
   const volumeName = `kubernetes.io/csi/${DRIVER}^vol-${ATTACH_NODE}`;
@@ -167,7 +189,7 @@ describe('workload path on a real control plane with hollow kubelets (attach pla
       },
     });
     const uid = pod.metadata.uid as string;
-    const scheduled = await until(`${name} bound by kube-scheduler`, () => seen.get(uid)?.scheduled, 30_000);
+    const scheduled = await whenSeen(`${name} bound by kube-scheduler`, () => seen.get(uid)?.scheduled);
     const nodeStatus = (body: unknown) => cp.must('PATCH', `/api/v1/nodes/${ATTACH_NODE}/status`, { status: body }, { contentType: MERGE });
     await nodeStatus({ volumesInUse: [volumeName] });
     await sleep(ATTACH_MS - (Date.now() - scheduled));
@@ -187,7 +209,7 @@ describe('workload path on a real control plane with hollow kubelets (attach pla
       const text = (await scrape(metricsUrl)).body;
       stalledMs = Math.max(stalledMs, (sample(text, 'nodejs_eventloop_lag_max_seconds') ?? 0) * 1000);
       return (sample(text, 'node_tuning_advisor_last_scan_success_timestamp_seconds') ?? 0) * 1000 > since && text;
-    }, (INTERVAL_S * 2 + 10) * 1000);
+    }, HANG_MS);
     return { body, stalledMs };
   }
 
@@ -197,7 +219,7 @@ describe('workload path on a real control plane with hollow kubelets (attach pla
     const started = Date.now();
     const attach = playAttach();
     await Promise.all((Object.keys(HOLLOW) as Hollow[]).flatMap((node) => Array.from({ length: PODS[node] }, (_, i) => createPod(node, `${node}-${i}`))));
-    await until('every hollow pod Ready on the test\'s watch', () => [...seen.values()].filter((s) => s.node !== ATTACH_NODE && s.ready !== undefined).length === ALL_PODS, 90_000);
+    await whenSeen('every hollow pod Ready on the test\'s watch', () => [...seen.values()].filter((s) => s.node !== ATTACH_NODE && s.ready !== undefined).length === ALL_PODS);
     const allReady = Date.now();
     t.diagnostic(`${ALL_PODS} pods on hollow kubelets Ready in ${((allReady - started) / 1000).toFixed(1)} s`);
 
@@ -241,21 +263,24 @@ describe('workload path on a real control plane with hollow kubelets (attach pla
     assert.ok(Math.abs(attachGot - attachWant) <= tolerance, `attach: agent ${attachGot} ms, server ${attachWant} ms (tolerance ${tolerance} ms)`);
     assert.equal(sample(body, 'node_tuning_advisor_finding', { rule: 'volume-attach' }), 1, 'volume-attach fails at 11 s');
 
-    // What the operator reads on each Node: the throttled node's finding names the kubelet's client limits.
+    // What the operator reads on each Node, once the PATCH of the scan seen above reached it (the
+    // three at once): the throttled node's finding names the kubelet's client limits.
     const published = async (node: string) => {
       const parsed = parseAnnotations(await ownAnnotations(cp, node));
       return parsed.state === 'ok' ? parsed.report : undefined;
     };
-    const slow = await until('wl-slow published pod-startup-slo failing', async () => {
-      const report = await published('wl-slow');
-      return report?.rules.find((r) => r.rule === 'pod-startup-slo' && r.status === 'fail') && report;
-    }, 20_000);
+    const [slow] = await Promise.all([
+      until('wl-slow published pod-startup-slo failing', async () => {
+        const report = await published('wl-slow');
+        return report?.rules.find((r) => r.rule === 'pod-startup-slo' && r.status === 'fail') && report;
+      }, HANG_MS),
+      until('wl-fast published no pod-startup-slo failure', async () => {
+        const report = await published('wl-fast');
+        return report !== undefined && !report.rules.some((r) => r.rule === 'pod-startup-slo') && report;
+      }, HANG_MS),
+      until('wl-attach published volume-attach failing', async () => (await published(ATTACH_NODE))?.rules.some((r) => r.rule === 'volume-attach' && r.status === 'fail'), HANG_MS),
+    ]);
     const finding = slow.rules.find((r) => r.rule === 'pod-startup-slo');
     assert.match(JSON.stringify(finding), /largest phase statusDelay/, 'the largest phase is the kubelet\'s status write');
-    await until('wl-fast published no pod-startup-slo failure', async () => {
-      const report = await published('wl-fast');
-      return report !== undefined && !report.rules.some((r) => r.rule === 'pod-startup-slo') && report;
-    }, 20_000);
-    await until('wl-attach published volume-attach failing', async () => (await published(ATTACH_NODE))?.rules.some((r) => r.rule === 'volume-attach' && r.status === 'fail'), 20_000);
   });
 });
