@@ -6,7 +6,8 @@
 // `{{- if .Values.prometheusOperator.enabled }}`, what components/no-containerd-config removes
 // inside `{{- if .Values.containerdConfig.mount }}`, and values where the objects name them: the
 // namespace (metadata, RoleBinding subjects, the ServiceAccount's user name in the admission
-// policies' CEL) from `.Release.Namespace`, the image, its pull policy, the agent's resources.
+// policies' CEL) from `.Release.Namespace`, the image, its pull policy, the agent's resources, its
+// --interval and extra flags, and the pod's scheduling, pull secrets and annotations.
 // The defaults of values.yaml must render the base exactly: this script refuses otherwise.
 // Run after changing manifests/ or rules/: npm run chart:sync (KUBECTL=path to use another kubectl).
 // test/manifests/helm-chart.test.ts fails while the files differ; test/manifests/helm-render.test.ts
@@ -173,7 +174,7 @@ function objectTemplate(source: Json, lists: ListBlocks[], defaults: ChartDefaul
       lines.push({ marker: name, make: (indent) => blockText({ ...block, items: block.items.map((i) => releaseNamespace(i)) }, indent, DISTRIBUTION_VAR) });
     });
   });
-  if (source.kind === 'DaemonSet') lines.push(...agentContainer(object, defaults));
+  if (source.kind === 'DaemonSet') lines.push(...agentContainer(object, defaults), ...agentPod(object, defaults));
   if (operator) {
     object.metadata.labels = { ...object.metadata.labels, [OPERATOR_LABELS]: '' };
     lines.push({ marker: OPERATOR_LABELS, make: (indent) => `{{- with .Values.prometheusOperator.labels }}\n{{- toYaml . | nindent ${indent.length} }}\n{{- end }}` });
@@ -203,9 +204,58 @@ function agentContainer(daemonSet: Json, defaults: ChartDefaults): MarkerLine[] 
   ];
 }
 
-/** Generated files: every .yaml of templates/ and the distributions partial (_helpers.tpl and NOTES.txt are written by hand). */
+/** A field of the pod, set from the value at `from` when it is not empty (`{{- with }}`): a string, or YAML below the key. */
+function podField(owner: Json, key: string, from: string, scalar = false): MarkerLine {
+  const name = marker(`POD_${key.toUpperCase()}`);
+  owner[key] = name;
+  const value = (indent: string) => (scalar ? `${indent}${key}: {{ . | quote }}` : `${indent}${key}:\n{{- toYaml . | nindent ${indent.length + 2} }}`);
+  return { marker: name, make: (indent) => `{{- with ${from} }}\n${value(indent)}\n{{- end }}` };
+}
+
+/**
+ * The pod's scheduling (nodeSelector, tolerations, affinity, priorityClassName), its pull secrets and
+ * annotations, the agent's --interval and extra flags from the values; the defaults must be the base's.
+ */
+function agentPod(daemonSet: Json, defaults: ChartDefaults): MarkerLine[] {
+  const pod = daemonSet.spec.template;
+  const spec = pod.spec;
+  const container = spec.containers[0];
+  const { agent, nodeSelector, tolerations, affinity, priorityClassName, imagePullSecrets, podAnnotations } = defaults.values;
+  const unset = (value: Json) => value === undefined || value === '' || isDeepStrictEqual(value, {}) || isDeepStrictEqual(value, []);
+  const mismatch = [
+    !isDeepStrictEqual(nodeSelector, spec.nodeSelector) && `nodeSelector ${JSON.stringify(spec.nodeSelector)}`,
+    !isDeepStrictEqual(tolerations, spec.tolerations) && `tolerations ${JSON.stringify(spec.tolerations)}`,
+    !(unset(affinity) && spec.affinity === undefined) && 'affinity {} (the base has none)',
+    !(unset(priorityClassName) && spec.priorityClassName === undefined) && 'priorityClassName "" (the base has none)',
+    !(unset(imagePullSecrets) && spec.imagePullSecrets === undefined) && 'imagePullSecrets [] (the base has none)',
+    !(unset(podAnnotations) && pod.metadata.annotations === undefined) && 'podAnnotations {} (the base has none)',
+    !isDeepStrictEqual(agent?.extraArgs, []) && 'agent.extraArgs []',
+  ].filter(Boolean);
+  const interval = (container.args as string[]).indexOf(`--interval=${agent?.interval}`);
+  if (interval < 0) mismatch.push(`agent.interval (the base's args: ${container.args.join(' ')})`);
+  if (mismatch.length > 0) throw new Error(`chart: values.yaml must render the base's DaemonSet: ${mismatch.join('; ')}`);
+  const INTERVAL = marker('INTERVAL');
+  const EXTRA_ARGS = marker('EXTRA_ARGS');
+  container.args[interval] = INTERVAL;
+  container.args.push(EXTRA_ARGS);
+  return [
+    { marker: INTERVAL, make: (indent) => `${indent}- {{ printf "--interval=%s" .Values.agent.interval | quote }}` },
+    { marker: EXTRA_ARGS, make: (indent) => `{{- range .Values.agent.extraArgs }}\n${indent}- {{ . | quote }}\n{{- end }}` },
+    podField(pod.metadata, 'annotations', '.Values.podAnnotations'),
+    podField(spec, 'nodeSelector', '.Values.nodeSelector'),
+    podField(spec, 'tolerations', '.Values.tolerations'),
+    podField(spec, 'affinity', '.Values.affinity'),
+    podField(spec, 'imagePullSecrets', '.Values.imagePullSecrets'),
+    podField(spec, 'priorityClassName', '.Values.priorityClassName', true),
+  ];
+}
+
+/** Templates under templates/ written by hand: the helpers, the notes, the overrides ConfigMap from values. */
+export const HAND_WRITTEN = ['NOTES.txt', '_helpers.tpl', 'configmap-overrides.yaml'];
+
+/** Generated files: every .yaml of templates/ but HAND_WRITTEN, and the distributions partial. */
 export function isGenerated(name: string): boolean {
-  return name.endsWith('.yaml') || name === DISTRIBUTIONS_PARTIAL;
+  return (name.endsWith('.yaml') && !HAND_WRITTEN.includes(name)) || name === DISTRIBUTIONS_PARTIAL;
 }
 
 export async function main(): Promise<void> {

@@ -152,6 +152,14 @@ const rule = {
   },
 };
 
+/** One entry of a RuleOverrides file's `overrides:` (also the Helm chart's ruleOverrides items). */
+export const ruleOverrideSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['id'],
+  properties: { id: { type: 'string' }, disabled: { type: 'boolean' }, severity, weight, params },
+};
+
 export const ruleFileSchema = {
   type: 'object',
   required: ['apiVersion', 'kind'],
@@ -175,15 +183,7 @@ export const ruleFileSchema = {
     properties: {
       apiVersion: true,
       kind: true,
-      overrides: {
-        type: 'array',
-        items: {
-          type: 'object',
-          additionalProperties: false,
-          required: ['id'],
-          properties: { id: { type: 'string' }, disabled: { type: 'boolean' }, severity, weight, params },
-        },
-      },
+      overrides: { type: 'array', items: ruleOverrideSchema },
     },
   },
 };

@@ -5,6 +5,9 @@
 // DaemonSet pod on node A gets, publishes through the agent's real Publisher: the RBAC subjects and
 // the ValidatingAdmissionPolicies' service-account identity must name the release namespace, or the
 // server refuses (RBAC) or lets through (policy) what it should not. Node B stays closed to it.
+// The release sets the operator values (nodeSelector, tolerations, priority class, pull secrets, pod
+// annotations, extra flags, rule overrides): kube-controller-manager's DaemonSet controller makes pods
+// on exactly the nodes they select, and the server's admission resolves the priority class.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -25,6 +28,20 @@ import { AGENT_NAMESPACE, AGENT_SA, PREFIX, agentIdentity, nodeEvents, ownAnnota
 
 const A = 'helm-a';
 const B = 'helm-b';
+/** Selected (pool=advisor) and tainted with what the release tolerates. */
+const SELECTED = 'helm-pool-tolerated';
+/** Selected, but tainted with what the release does not tolerate. */
+const UNTOLERATED = 'helm-pool-untolerated';
+const RELEASE_VALUES = [
+  'distribution=kubeadm',
+  'nodeSelector.pool=advisor',
+  'tolerations[0].key=dedicated,tolerations[0].operator=Equal,tolerations[0].value=ci,tolerations[0].effect=NoSchedule',
+  'priorityClassName=system-node-critical',
+  'imagePullSecrets[0].name=regcred',
+  'podAnnotations.team=platform',
+  'agent.extraArgs={--kubelet-insecure-tls}',
+  'ruleOverrides[0].id=image-pull-serialized,ruleOverrides[0].disabled=true',
+];
 const MERGE = 'application/merge-patch+json';
 
 describe('the Helm chart in its own release namespace on a real control plane', { skip: realServerTier().skip ?? helmTier().skip }, () => {
@@ -37,12 +54,16 @@ describe('the Helm chart in its own release namespace on a real control plane', 
   before(async () => {
     const render = (await helmRenderer())!;
     tmp = await mkdtemp(path.join(tmpdir(), 'nta-helm-'));
-    const [rendered, started] = await Promise.all([render({ namespace, set: ['distribution=kubeadm'] }), ControlPlane.start()]);
+    const [rendered, started] = await Promise.all([render({ namespace, set: RELEASE_VALUES }), ControlPlane.start({ controllerManager: true })]);
     cp = started;
     await ensureNamespace(cp, namespace);
     applied = await cp.kubectl(['apply', '-f', '-'], { input: rendered.objects.map((o) => stringify(o)).join('---\n') });
     assert.equal(applied.code, 0, applied.stderr);
     for (const name of [A, B]) await createReadyNode(cp, name);
+    for (const [name, taint] of [[SELECTED, 'dedicated'], [UNTOLERATED, 'reserved']] as const) {
+      await createReadyNode(cp, name, { labels: { 'kubernetes.io/os': 'linux', pool: 'advisor' } });
+      await cp.must('PATCH', `/api/v1/nodes/${name}`, { spec: { taints: [{ key: taint, value: 'ci', effect: 'NoSchedule' }] } }, { contentType: MERGE });
+    }
     agent = await agentIdentity(cp, A, tmp, `agent-${A}`, namespace);
   });
   after(async () => {
@@ -91,5 +112,32 @@ describe('the Helm chart in its own release namespace on a real control plane', 
     assert.equal(posted.status, 422, JSON.stringify(posted.body));
     assert.match(posted.body.message, /node-tuning-advisor-own-node-events.*may report only on its own Node \(helm-a\)/);
     assert.deepEqual(await ownAnnotations(cp, B), {});
+  });
+
+  test('the operator values on the real server: the DaemonSet controller makes one pod, on the selected node that it tolerates', async () => {
+    // A, B: not in the pool; UNTOLERATED: in the pool, a taint the release does not tolerate.
+    // Until the controller has acted on this generation and made every pod it counts (a 60 s hang guard).
+    const guard = Date.now() + 60_000;
+    let ds: any;
+    let pods: { spec: any; metadata: any }[] = [];
+    for (;;) {
+      ds = await cp.must('GET', `/apis/apps/v1/namespaces/${namespace}/daemonsets/node-tuning-advisor`);
+      pods = (await cp.must('GET', `/api/v1/namespaces/${namespace}/pods?labelSelector=app.kubernetes.io%2Fname%3Dnode-tuning-advisor`)).items;
+      const settled = ds.status?.observedGeneration === ds.metadata.generation && ds.status.currentNumberScheduled === ds.status.desiredNumberScheduled;
+      if ((settled && pods.length === ds.status.desiredNumberScheduled && pods.length > 0) || Date.now() > guard) break;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    assert.equal(ds.status.desiredNumberScheduled, 1, JSON.stringify(ds.status));
+    assert.equal(pods.length, 1, pods.map((p) => p.metadata.name).join(' '));
+    const [pod] = pods;
+    const target = pod!.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchFields[0].values;
+    assert.deepEqual(target, [SELECTED]);
+    assert.equal(pod!.spec.priorityClassName, 'system-node-critical');
+    assert.equal(pod!.spec.priority, 2000001000, 'admission resolved the class');
+    assert.deepEqual(pod!.spec.imagePullSecrets, [{ name: 'regcred' }]);
+    assert.equal(pod!.metadata.annotations.team, 'platform');
+    assert.equal(pod!.spec.containers[0].args.at(-1), '--kubelet-insecure-tls');
+    const overrides = await cp.must('GET', `/api/v1/namespaces/${namespace}/configmaps/node-tuning-advisor-overrides`);
+    assert.match(overrides.data['helm-values.yaml'], /kind: RuleOverrides[\s\S]*id: image-pull-serialized/);
   });
 });

@@ -17,10 +17,13 @@
 //     coalesced over the chart's values.yaml (maps merged, scalars and lists replaced, null deletes).
 //   - pkg/chartutil/values.go ToRenderValues: .Values, .Chart (Chart.yaml's fields), .Release
 //     (Name, Namespace, IsInstall, IsUpgrade, Revision, Service "Helm"), .Capabilities (minimal).
-//   - pkg/strvals (--set): dotted keys, comma-separated pairs, true/false/null/integers typed.
+//   - pkg/strvals (--set): dotted keys, list indexes, {a,b} lists, backslash escapes, comma-separated
+//     pairs, true/false/null/integers typed; and values.schema.json checked as Helm v3 checks it
+//     (values.go).
 //
 // Build (no module proxy; Debian's golang-go, golang-github-masterminds-sprig-dev,
-// golang-k8s-sigs-yaml-dev): GO111MODULE=off GOPATH=/usr/share/gocode go build -o render render.go
+// golang-k8s-sigs-yaml-dev, golang-github-xeipuuv-gojsonschema-dev), in this directory:
+// GO111MODULE=off GOPATH=/usr/share/gocode go build -o render .
 // Usage: render CHART_DIR [--name NAME] [--namespace NS] [-f values.yaml]... [--set k=v]...
 // Prints a JSON object: template file name -> rendered text. Errors go to stderr, exit 1.
 package main
@@ -35,7 +38,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"text/template"
 
@@ -272,112 +274,6 @@ func render(tpls map[string]renderable) (rendered map[string]string, err error) 
 	return rendered, nil
 }
 
-func istable(v interface{}) bool {
-	_, ok := v.(map[string]interface{})
-	return ok
-}
-
-// coalesceTables merges src into dst; dst wins (chartutil.CoalesceTables).
-func coalesceTables(dst, src map[string]interface{}) map[string]interface{} {
-	if src == nil {
-		return dst
-	}
-	if dst == nil {
-		return src
-	}
-	for key, val := range src {
-		if dv, ok := dst[key]; ok && dv == nil {
-			delete(dst, key)
-		} else if !ok {
-			dst[key] = val
-		} else if istable(val) && istable(dv) {
-			coalesceTables(dv.(map[string]interface{}), val.(map[string]interface{}))
-		}
-	}
-	return dst
-}
-
-// coalesceValues puts the chart's values under the user's (chartutil.coalesceValues).
-func coalesceValues(chartValues, v map[string]interface{}) map[string]interface{} {
-	for key, val := range chartValues {
-		if value, ok := v[key]; ok {
-			if value == nil {
-				delete(v, key)
-			} else if dest, ok := value.(map[string]interface{}); ok {
-				if src, ok := val.(map[string]interface{}); ok {
-					coalesceTables(dest, src)
-				}
-			}
-		} else {
-			v[key] = val
-		}
-	}
-	return v
-}
-
-// mergeMaps is how `-f` files combine (pkg/cli/values/options.go): later files win, maps merge.
-func mergeMaps(a, b map[string]interface{}) map[string]interface{} {
-	out := make(map[string]interface{}, len(a))
-	for k, v := range a {
-		out[k] = v
-	}
-	for k, v := range b {
-		if v, ok := v.(map[string]interface{}); ok {
-			if bv, ok := out[k]; ok {
-				if bv, ok := bv.(map[string]interface{}); ok {
-					out[k] = mergeMaps(bv, v)
-					continue
-				}
-			}
-		}
-		out[k] = v
-	}
-	return out
-}
-
-// typedVal is strvals' typing of a --set value.
-func typedVal(val string) interface{} {
-	switch strings.ToLower(val) {
-	case "true":
-		return true
-	case "false":
-		return false
-	case "null":
-		return nil
-	}
-	if val == "0" {
-		return int64(0)
-	}
-	if len(val) > 0 && val[0] != '0' {
-		if i, err := strconv.ParseInt(val, 10, 64); err == nil {
-			return i
-		}
-	}
-	return val
-}
-
-// setValue applies one `--set a.b.c=v,d=w` argument (dotted keys only; no list indexes).
-func setValue(into map[string]interface{}, arg string) error {
-	for _, pair := range strings.Split(arg, ",") {
-		eq := strings.IndexByte(pair, '=')
-		if eq <= 0 {
-			return fmt.Errorf("failed parsing --set data: key %q has no value", pair)
-		}
-		keys := strings.Split(pair[:eq], ".")
-		m := into
-		for _, k := range keys[:len(keys)-1] {
-			next, ok := m[k].(map[string]interface{})
-			if !ok {
-				next = map[string]interface{}{}
-				m[k] = next
-			}
-			m = next
-		}
-		m[keys[len(keys)-1]] = typedVal(pair[eq+1:])
-	}
-	return nil
-}
-
 func readYAML(file string, into interface{}) error {
 	data, err := os.ReadFile(file)
 	if err != nil {
@@ -434,9 +330,13 @@ func run(args []string) (map[string]string, error) {
 			return nil, err
 		}
 	}
+	values := coalesceValues(chartValues, user)
+	if err := validateValues(dir, meta.Name, values); err != nil {
+		return nil, err
+	}
 	top := map[string]interface{}{
 		"Chart":  meta,
-		"Values": coalesceValues(chartValues, user),
+		"Values": values,
 		"Release": map[string]interface{}{
 			"Name": release, "Namespace": namespace, "IsUpgrade": false, "IsInstall": true, "Revision": 1, "Service": "Helm",
 		},

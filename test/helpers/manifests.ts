@@ -1,7 +1,10 @@
 // Builds the kustomizations with the real kubectl and hands back the objects.
 import { execFileSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
+import type { TestContext } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 
 export const REPO = path.resolve(import.meta.dirname, '../..');
@@ -26,6 +29,21 @@ export type K8sObject = { apiVersion: string; kind: string; metadata: { name: st
 export function kustomize(kubectl: string, dir: string): K8sObject[] {
   const out = execFileSync(kubectl, ['kustomize', dir], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   return parseAllDocuments(out).map((d) => d.toJS() as K8sObject).filter(Boolean);
+}
+
+/**
+ * A ConfigMap's data laid out as the kubelet mounts a configMap volume, in a temp dir removed after
+ * the test: <dir>/..<timestamp>/<key> files, <dir>/..data → ..<timestamp>, <dir>/<key> → ..data/<key>.
+ */
+export async function configMapVolume(t: TestContext, data: Record<string, string>): Promise<string> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'nta-cm-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const version = '..2026_12_01_00_00_00.1';
+  await mkdir(path.join(dir, version));
+  for (const [key, value] of Object.entries(data)) await writeFile(path.join(dir, version, key), value);
+  await symlink(version, path.join(dir, '..data'));
+  for (const key of Object.keys(data)) await symlink(path.join('..data', key), path.join(dir, key));
+  return dir;
 }
 
 export function byKind(objects: K8sObject[], kind: string): K8sObject[] {

@@ -11,9 +11,8 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { isDeepStrictEqual } from 'node:util';
 import { CHART_DISTRIBUTIONS } from '../../scripts/sync-chart.ts';
-import { type Render, helmRenderer, sortedObjects } from '../helpers/helm.ts';
+import { type Render, helmRenderer, objectDifferences, sortedObjects } from '../helpers/helm.ts';
 import { BASE, DISTRIBUTIONS, type K8sObject, PROMETHEUS_OVERLAY, REPO, kustomize } from '../helpers/manifests.ts';
 import { requireTool } from '../helpers/tools.ts';
 
@@ -26,21 +25,7 @@ async function setup(t: import('node:test').TestContext): Promise<{ render: Rend
   return render ? { render, kubectl } : undefined;
 }
 
-/** Every leaf path where `a` and `b` differ, e.g. `DaemonSet/node-tuning-advisor spec.template…image`. */
-function differences(a: K8sObject[], b: K8sObject[]): string[] {
-  const key = (o: K8sObject) => `${o.kind}/${o.metadata.name}`;
-  const out: string[] = [];
-  const walk = (x: unknown, y: unknown, at: string) => {
-    if (isDeepStrictEqual(x, y)) return;
-    if (x && y && typeof x === 'object' && typeof y === 'object' && Array.isArray(x) === Array.isArray(y)) {
-      for (const k of new Set([...Object.keys(x), ...Object.keys(y)])) walk((x as never)[k], (y as never)[k], at ? `${at}.${k}` : k);
-    } else out.push(at);
-  };
-  const bs = new Map(b.map((o) => [key(o), o]));
-  for (const o of a) walk(o, bs.get(key(o)), key(o));
-  for (const o of b) if (!a.some((x) => key(x) === key(o))) out.push(key(o));
-  return out.sort();
-}
+const differences = objectDifferences;
 
 test('default values: the objects of `kubectl kustomize manifests/` but the Namespace; each distribution: its overlay', async (t) => {
   const ready = await setup(t);
@@ -136,7 +121,7 @@ test('a bad distribution or an empty image.repository fails the render, naming t
   if (!ready) return;
   await assert.rejects(ready.render({ set: ['distribution=gke'] }),
     /execution error at \(node-tuning-advisor\/templates\/[a-z-]+\.(yaml|txt):\d+:\d+\): distribution "gke" is not supported: set distribution to one of kubeadm, kubespray, k3s-rke2, eks, microk8s, or leave it empty for the base/);
-  await assert.rejects(ready.render({ set: ['distribution=true'] }), /distribution "true" is not supported/);
+  await assert.rejects(ready.render({ set: ['distribution=true'] }), /- distribution: Invalid type\. Expected: string, given: boolean/, 'values.schema.json');
   await assert.rejects(ready.render({ set: ['image.repository='] }), /image\.repository is required: your registry's node-tuning-advisor image/);
 });
 

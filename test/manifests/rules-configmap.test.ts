@@ -1,11 +1,10 @@
 // The rules ConfigMap is generated from rules/: manifests/base/rules/ must hold the same files.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { runCli } from '../helpers/cli.ts';
-import { BASE, kustomize } from '../helpers/manifests.ts';
+import { BASE, configMapVolume, kustomize } from '../helpers/manifests.ts';
 import { requireTool } from '../helpers/tools.ts';
 import { MANIFEST_RULES_DIR, RULES_DIR, kustomization, ruleFiles } from '../../scripts/sync-manifest-rules.ts';
 
@@ -24,15 +23,7 @@ test('the generated ConfigMap, mounted the way kubelet lays out a configMap volu
   if (!kubectl) return;
   const cm = kustomize(kubectl, BASE).find((o) => o.kind === 'ConfigMap' && o.metadata.name.startsWith('node-tuning-advisor-rules-'));
   assert.ok(cm, 'a hash-suffixed rules ConfigMap');
-  // kubelet: <dir>/..<timestamp>/<key> files, <dir>/..data → ..<timestamp>, <dir>/<key> → ..data/<key>
-  const dir = await mkdtemp(path.join(tmpdir(), 'nta-cm-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
-  await mkdir(path.join(dir, '..2026_12_01_00_00_00.1'));
-  for (const [key, value] of Object.entries(cm.data as Record<string, string>)) {
-    await writeFile(path.join(dir, '..2026_12_01_00_00_00.1', key), value);
-  }
-  await symlink('..2026_12_01_00_00_00.1', path.join(dir, '..data'));
-  for (const key of Object.keys(cm.data)) await symlink(path.join('..data', key), path.join(dir, key));
+  const dir = await configMapVolume(t, cm.data as Record<string, string>);
   const ids = async (args: string[]) => {
     const result = await runCli(['rules', 'list', ...args]);
     assert.equal(result.code, 0, result.stderr);

@@ -1,0 +1,136 @@
+// The chart's operator values beyond the overlays (pull secrets, scheduling, priority, pod annotations,
+// the agent's interval and extra flags, rule overrides) and its values.schema.json, rendered by Helm's
+// engine pieces (test/helm/: text/template, Sprig, strvals-style --set, gojsonschema as Helm v3 checks
+// the schema). Each value changes exactly its fields; a misspelt or mistyped value fails as Helm fails
+// it; the overrides ConfigMap the chart writes is read by the agent's own rule loader.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+import { ruleOverrideSchema } from '../../src/rules/schema.ts';
+import { runCli } from '../helpers/cli.ts';
+import { CHART, helmRenderer, leafDifferences } from '../helpers/helm.ts';
+import { type K8sObject, configMapVolume } from '../helpers/manifests.ts';
+
+const agentPod = (objects: K8sObject[]) => objects.find((o) => o.kind === 'DaemonSet')!.spec.template;
+
+/** The leaf paths under the DaemonSet's pod template where `b` differs from `a`; any other object changed is named too. */
+function podChanges(a: K8sObject[], b: K8sObject[]): string[] {
+  const others = (objects: K8sObject[]) => objects.filter((o) => o.kind !== 'DaemonSet');
+  const changed = leafDifferences(agentPod(a), agentPod(b));
+  return [...changed, ...(isDeepStrictEqual(others(a), others(b)) ? [] : ['(another object)'])].sort();
+}
+
+test('pull secrets, scheduling, priority, pod annotations, interval, extra flags: each changes exactly its fields', async (t) => {
+  const render = await helmRenderer(t);
+  if (!render) return;
+  const base = (await render()).objects;
+  const changed = async (set: string[]) => {
+    const objects = (await render({ set })).objects;
+    return { pod: agentPod(objects), paths: podChanges(base, objects) };
+  };
+
+  const secrets = await changed(['imagePullSecrets[0].name=regcred,imagePullSecrets[1].name=mirror']);
+  assert.deepEqual(secrets.pod.spec.imagePullSecrets, [{ name: 'regcred' }, { name: 'mirror' }]);
+  assert.deepEqual(secrets.paths, ['spec.imagePullSecrets']);
+
+  const selector = await changed(['nodeSelector.pool=ci']);
+  assert.deepEqual(selector.pod.spec.nodeSelector, { 'kubernetes.io/os': 'linux', pool: 'ci' }, 'maps merge with the default, as Helm coalesces');
+  const escaped = await changed(['nodeSelector.kubernetes\\.io/os=null,nodeSelector.node\\.example\\.com/pool=ci']);
+  assert.deepEqual(escaped.pod.spec.nodeSelector, { 'node.example.com/pool': 'ci' }, 'null deletes a default key; \\. keeps a dot in a key');
+
+  const tolerations = await changed(['tolerations[0].key=dedicated,tolerations[0].operator=Equal,tolerations[0].value=ci,tolerations[0].effect=NoSchedule']);
+  assert.deepEqual(tolerations.pod.spec.tolerations, [{ key: 'dedicated', operator: 'Equal', value: 'ci', effect: 'NoSchedule' }], 'lists replace the default');
+  assert.deepEqual(tolerations.paths, ['spec.tolerations.0.effect', 'spec.tolerations.0.key', 'spec.tolerations.0.operator', 'spec.tolerations.0.value']);
+
+  const affinity = 'affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0]';
+  const affine = await changed([`${affinity}.key=node-role.kubernetes.io/control-plane,${affinity}.operator=DoesNotExist`]);
+  assert.deepEqual(affine.pod.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms,
+    [{ matchExpressions: [{ key: 'node-role.kubernetes.io/control-plane', operator: 'DoesNotExist' }] }]);
+
+  const priority = await changed(['priorityClassName=system-node-critical,podAnnotations.team=platform']);
+  assert.deepEqual(priority.paths, ['metadata.annotations', 'spec.priorityClassName']);
+  assert.equal(priority.pod.spec.priorityClassName, 'system-node-critical');
+  assert.deepEqual(priority.pod.metadata.annotations, { team: 'platform' });
+
+  const flags = await changed(['agent.interval=90s', 'agent.extraArgs={--kubelet-insecure-tls,--probe-interval=off}']);
+  const args = flags.pod.spec.containers[0].args as string[];
+  assert.deepEqual(args.filter((a) => !(agentPod(base).spec.containers[0].args as string[]).includes(a)), ['--interval=90s', '--kubelet-insecure-tls', '--probe-interval=off']);
+  assert.ok(!args.includes('--interval=5m'));
+  assert.deepEqual(args.slice(-2), ['--kubelet-insecure-tls', '--probe-interval=off'], 'extra flags after the chart\'s');
+  for (const p of flags.paths) assert.match(p, /^spec\.containers\.0\.args\.\d+$/);
+});
+
+test('values.schema.json: a misspelt or mistyped value fails the render as Helm fails it, naming the value', async (t) => {
+  const render = await helmRenderer(t);
+  if (!render) return;
+  const refused = async (set: string, ...messages: RegExp[]) => {
+    const error = await render({ set: [set] }).then(() => undefined, (e: Error) => e);
+    assert.ok(error, `--set ${set} is refused`);
+    assert.match(error.message, /^Error: values don't meet the specifications of the schema\(s\) in the following chart\(s\):\nnode-tuning-advisor:\n/);
+    for (const m of messages) assert.match(error.message, m, `--set ${set}`);
+  };
+  await refused('distrbution=kubeadm', /- \(root\): Additional property distrbution is not allowed/);
+  await refused('distribution=true', /- distribution: Invalid type\. Expected: string, given: boolean/);
+  await refused('image.pullPolicy=Sometimes', /- image\.pullPolicy: image\.pullPolicy must be one of the following: "", "Always", "IfNotPresent", "Never"/);
+  await refused('image.digest=sha256:short', /- image\.digest: Does not match pattern/);
+  await refused('agent.interval=5 min', /- agent\.interval: Does not match pattern/);
+  await refused('agent.extraArgs={kubelet-insecure-tls}', /- agent\.extraArgs\.0: Does not match pattern '\^--\[a-z\]'/);
+  await refused('imagePullSecrets[0].nmae=regcred', /- imagePullSecrets\.0: name is required/, /Additional property nmae is not allowed/);
+  await refused('ruleOverrides[0].id=kernel-tick-rate,ruleOverrides[0].severity=urgent', /- ruleOverrides\.0\.severity: ruleOverrides\.0\.severity must be one of the following: "info", "warning", "critical"/);
+  await refused('resources.limit.memory=1Gi', /- resources: Additional property limit is not allowed/);
+  // Helm hands a subchart `global`: the chart stays usable as a dependency.
+  await render({ set: ['global.imageRegistry=registry.example.com'] });
+});
+
+test('the schema\'s ruleOverrides items are the rule loader\'s own schema of an override', () => {
+  const schema = JSON.parse(readFileSync(path.join(CHART, 'values.schema.json'), 'utf8'));
+  assert.deepEqual(schema.properties.ruleOverrides.items, ruleOverrideSchema);
+  const values = readFileSync(path.join(CHART, 'values.yaml'), 'utf8');
+  const top = [...values.matchAll(/^([A-Za-z]+):/gm)].map((m) => m[1]);
+  assert.deepEqual(Object.keys(schema.properties).filter((k) => k !== 'global').sort(), [...top].sort(), 'every top-level value has a schema, and nothing else');
+});
+
+test('ruleOverrides: the chart writes node-tuning-advisor-overrides, which the agent\'s rule loader takes as the docs say', async (t) => {
+  const render = await helmRenderer(t);
+  if (!render) return;
+  assert.ok(!(await render()).objects.some((o) => o.kind === 'ConfigMap' && o.metadata.name === 'node-tuning-advisor-overrides'), 'no value, no ConfigMap');
+  const dir = await mkdtemp(path.join(tmpdir(), 'nta-helm-values-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const valuesFile = path.join(dir, 'values.yaml');
+  const overrides = (ids: string[]) => [
+    'ruleOverrides:', `  - id: ${ids[0]}`, '    disabled: true', `  - id: ${ids[1]}`, '    params: { minQPS: 100 }', '',
+  ].join('\n');
+  await writeFile(valuesFile, overrides(['image-pull-serialized', 'kubelet-api-qps']));
+  const { objects } = await render({ namespace: 'ops', values: [valuesFile] });
+  const cm = objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name === 'node-tuning-advisor-overrides') as K8sObject;
+  assert.equal(cm.metadata.namespace, 'ops');
+  const ds = objects.find((o) => o.kind === 'DaemonSet') as K8sObject;
+  assert.ok(ds.spec.template.spec.volumes.some((v: { configMap?: { name: string } }) => v.configMap?.name === cm.metadata.name), 'the volume the DaemonSet mounts');
+
+  const mounted = await configMapVolume(t, cm.data);
+  const list = await runCli(['rules', 'list', '-o', 'json', '--rules', mounted]);
+  assert.equal(list.code, 0, list.stderr);
+  const ids = (JSON.parse(list.stdout) as { id: string }[]).map((r) => r.id);
+  assert.ok(ids.includes('kernel-tick-rate') && !ids.includes('image-pull-serialized'), 'disabled: true takes the rule out');
+  const explained = await runCli(['explain', 'kubelet-api-qps', '-o', 'json', '--rules', mounted]);
+  assert.equal(JSON.parse(explained.stdout).rule.params.minQPS, 100);
+
+  await writeFile(valuesFile, overrides(['image-pull-serialised', 'kubelet-api-qps']));
+  const misspelt = (await render({ values: [valuesFile] })).objects.find((o) => o.metadata.name === 'node-tuning-advisor-overrides') as K8sObject;
+  const refused = await runCli(['rules', 'list', '--rules', await configMapVolume(t, misspelt.data)]);
+  assert.equal(refused.code, 2);
+  assert.match(refused.stderr, /helm-values\.yaml:\d+:\d+: id: no loaded rule has id "image-pull-serialised"/);
+});
+
+test('every `--set` example in values.yaml renders', async (t) => {
+  const render = await helmRenderer(t);
+  if (!render) return;
+  const values = readFileSync(path.join(CHART, 'values.yaml'), 'utf8');
+  const examples = [...values.matchAll(/\(--set ([^)\s]+)/g)].map((m) => m[1] as string);
+  assert.ok(examples.length >= 3, examples.join(' '));
+  for (const set of examples) await render({ set: [set] });
+});
