@@ -68,7 +68,7 @@ function headLine(report: ClusterReport): string {
   const { nodes, withAgent, noAgent, unreadable } = report.summary;
   const scope = report.selector ? ` matching ${report.selector}` : '';
   const counts = [`${spaced(withAgent)} with agent`, ...(noAgent > 0 ? [`${spaced(noAgent)} no agent`] : []), ...(unreadable > 0 ? [`${spaced(unreadable)} unreadable`] : [])];
-  return `node-tuning-advisor report · ${spaced(nodes)} nodes${scope} (${counts.join(', ')})`;
+  return `node-tuning-advisor report · ${spaced(nodes)} ${nodes === 1 ? 'node' : 'nodes'}${scope} (${counts.join(', ')})`;
 }
 
 function clusterCheckLines(report: ClusterReport, layout: Layout): string[] {

@@ -70,6 +70,11 @@ describe('README / docs/deploy.md walk-through on a bare control plane', realSer
     const applied = await suite.cp.kubectl(kubectlArgs(first));
     assert.equal(applied.code, 0, applied.stderr);
     assert.match(applied.stdout, /daemonset\.apps\/node-tuning-advisor created/);
+    // What else apply prints is the Pod Security warning deploy.md explains, and nothing more.
+    const warning = /^Warning: would violate PodSecurity "baseline:latest": hostPath volumes \(/;
+    const printed = applied.stderr.split('\n').filter(Boolean);
+    assert.ok(printed.length > 0 && printed.every((line) => warning.test(line)), applied.stderr);
+    assert.match(readFileSync(path.join(REPO, 'docs/deploy.md'), 'utf8').replaceAll('\n', ' '), /`Warning: would violate PodSecurity "baseline:latest": hostPath volumes \(…\)`[^.]*\. That is expected/);
   });
 
   test('the agent as deployed, then the documented verify commands print what the docs say', async () => {
