@@ -16,7 +16,8 @@
 //   - pkg/chartutil/coalesce.go (commit 018982f177fcc123877307d9cadce3d2e361db0c): user values
 //     coalesced over the chart's values.yaml (maps merged, scalars and lists replaced, null deletes).
 //   - pkg/chartutil/values.go ToRenderValues: .Values, .Chart (Chart.yaml's fields), .Release
-//     (Name, Namespace, IsInstall, IsUpgrade, Revision, Service "Helm"), .Capabilities (minimal).
+//     (Name, Namespace, IsInstall, IsUpgrade, Revision, Service "Helm"), .Capabilities (minimal;
+//     KubeVersion from --kube-version, default v1.36.0, checked against Chart.yaml's kubeVersion).
 //   - pkg/strvals (--set): dotted keys, list indexes, {a,b} lists, backslash escapes, comma-separated
 //     pairs, true/false/null/integers typed; and values.schema.json checked as Helm v3 checks it
 //     (values.go).
@@ -24,7 +25,7 @@
 // Build (no module proxy; Debian's golang-go, golang-github-masterminds-sprig-dev,
 // golang-k8s-sigs-yaml-dev, golang-github-xeipuuv-gojsonschema-dev), in this directory:
 // GO111MODULE=off GOPATH=/usr/share/gocode go build -o render .
-// Usage: render CHART_DIR [--name NAME] [--namespace NS] [-f values.yaml]... [--set k=v]...
+// Usage: render CHART_DIR [--name NAME] [--namespace NS] [--kube-version V] [-f values.yaml]... [--set k=v]...
 // Prints a JSON object: template file name -> rendered text. Errors go to stderr, exit 1.
 package main
 
@@ -41,6 +42,7 @@ import (
 	"strings"
 	"text/template"
 
+	"github.com/Masterminds/semver" // v3 (Debian: golang-github-masterminds-semver-dev, a dependency of Sprig)
 	"github.com/Masterminds/sprig"
 	"sigs.k8s.io/yaml"
 )
@@ -287,10 +289,10 @@ func readYAML(file string, into interface{}) error {
 
 func run(args []string) (map[string]string, error) {
 	if len(args) < 1 {
-		return nil, errors.New("usage: render CHART_DIR [--name NAME] [--namespace NS] [-f FILE]... [--set k=v]...")
+		return nil, errors.New("usage: render CHART_DIR [--name NAME] [--namespace NS] [--kube-version V] [-f FILE]... [--set k=v]...")
 	}
 	dir := args[0]
-	release, namespace := "release-name", "default"
+	release, namespace, kubeVersion := "release-name", "default", "v1.36.0"
 	user := map[string]interface{}{}
 	var sets []string
 	for i := 1; i < len(args); i++ {
@@ -308,6 +310,8 @@ func run(args []string) (map[string]string, error) {
 				return nil, err
 			}
 			user = mergeMaps(user, file)
+		case "--kube-version":
+			kubeVersion = args[i+1]
 		case "--set":
 			sets = append(sets, args[i+1])
 		default:
@@ -330,6 +334,10 @@ func run(args []string) (map[string]string, error) {
 			return nil, err
 		}
 	}
+	kube, err := checkKubeVersion(meta, kubeVersion)
+	if err != nil {
+		return nil, err
+	}
 	values := coalesceValues(chartValues, user)
 	if err := validateValues(dir, meta.Name, values); err != nil {
 		return nil, err
@@ -341,14 +349,14 @@ func run(args []string) (map[string]string, error) {
 			"Name": release, "Namespace": namespace, "IsUpgrade": false, "IsInstall": true, "Revision": 1, "Service": "Helm",
 		},
 		"Capabilities": map[string]interface{}{
-			"KubeVersion": map[string]interface{}{"Version": "v1.36.0", "GitVersion": "v1.36.0", "Major": "1", "Minor": "36"},
+			"KubeVersion": kube,
 			"APIVersions": VersionSet{"v1", "apps/v1", "rbac.authorization.k8s.io/v1", "admissionregistration.k8s.io/v1"},
 		},
 		"Files": map[string]interface{}{},
 	}
 	tpls := map[string]renderable{}
 	templatesDir := filepath.Join(dir, "templates")
-	err := filepath.WalkDir(templatesDir, func(p string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(templatesDir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
@@ -364,6 +372,29 @@ func run(args []string) (map[string]string, error) {
 		return nil, err
 	}
 	return render(tpls)
+}
+
+// checkKubeVersion refuses a cluster version outside Chart.yaml's kubeVersion, as helm install and
+// helm template do (pkg/action: chartutil.IsCompatibleRange, Masterminds/semver v3, the same message),
+// and returns .Capabilities.KubeVersion for it.
+func checkKubeVersion(meta Metadata, version string) (map[string]interface{}, error) {
+	v, err := semver.NewVersion(version)
+	if err != nil {
+		return nil, fmt.Errorf("invalid kube version %q: %s", version, err)
+	}
+	if meta.KubeVersion != "" {
+		c, err := semver.NewConstraint(meta.KubeVersion)
+		if err != nil {
+			return nil, fmt.Errorf("Chart.yaml: kubeVersion %q: %s", meta.KubeVersion, err)
+		}
+		if !c.Check(v) {
+			return nil, fmt.Errorf("chart requires kubeVersion: %s which is incompatible with Kubernetes %s", meta.KubeVersion, version)
+		}
+	}
+	gitVersion := "v" + strings.TrimPrefix(version, "v")
+	return map[string]interface{}{
+		"Version": gitVersion, "GitVersion": gitVersion, "Major": fmt.Sprint(v.Major()), "Minor": fmt.Sprint(v.Minor()),
+	}, nil
 }
 
 func main() {

@@ -36,8 +36,8 @@ export interface Rendered {
   files: Record<string, string>;
 }
 
-/** `helm template`'s --name, --namespace, --set (each argument) and -f (values files). */
-export interface RenderOptions { namespace?: string; name?: string; set?: string[]; values?: string[] }
+/** `helm template`'s --name, --namespace, --kube-version, --set (each argument) and -f (values files). */
+export interface RenderOptions { namespace?: string; name?: string; kubeVersion?: string; set?: string[]; values?: string[] }
 
 export type Render = (options?: RenderOptions) => Promise<Rendered>;
 
@@ -72,6 +72,7 @@ export async function helmRenderer(t?: TestContext): Promise<Render | undefined>
 /** The harness's raw answer: its JSON on success, else its stderr as the error's message. */
 export async function renderRaw(binary: string, options: RenderOptions = {}): Promise<Record<string, string>> {
   const args = [CHART, '--name', options.name ?? 'node-tuning-advisor', '--namespace', options.namespace ?? 'node-tuning-advisor'];
+  if (options.kubeVersion) args.push('--kube-version', options.kubeVersion);
   for (const file of options.values ?? []) args.push('-f', file);
   for (const s of options.set ?? []) args.push('--set', s);
   try {

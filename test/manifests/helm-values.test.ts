@@ -13,7 +13,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { ruleOverrideSchema } from '../../src/rules/schema.ts';
 import { runCli } from '../helpers/cli.ts';
 import { CHART, helmRenderer, leafDifferences } from '../helpers/helm.ts';
-import { type K8sObject, configMapVolume } from '../helpers/manifests.ts';
+import { type K8sObject, REPO, configMapVolume } from '../helpers/manifests.ts';
 
 const agentPod = (objects: K8sObject[]) => objects.find((o) => o.kind === 'DaemonSet')!.spec.template;
 
@@ -133,4 +133,12 @@ test('every `--set` example in values.yaml renders', async (t) => {
   const examples = [...values.matchAll(/\(--set ([^)\s]+)/g)].map((m) => m[1] as string);
   assert.ok(examples.length >= 3, examples.join(' '));
   for (const set of examples) await render({ set: [set] });
+});
+
+test('Chart.yaml kubeVersion: a cluster before 1.30 is refused as helm refuses it; vendor builds of 1.30 and later install', async (t) => {
+  const render = await helmRenderer(t);
+  if (!render) return;
+  await assert.rejects(render({ kubeVersion: 'v1.29.9' }), /Error: chart requires kubeVersion: >=1\.30\.0-0 which is incompatible with Kubernetes v1\.29\.9$/);
+  for (const kubeVersion of ['v1.30.0', 'v1.30.2-eks-a1b2c3', 'v1.31.4+k3s1', 'v1.36.2']) await render({ kubeVersion });
+  assert.match(readFileSync(path.join(REPO, 'docs/deploy.md'), 'utf8'), /The policy needs Kubernetes 1\.30 or later/, 'the floor the docs give');
 });
