@@ -4,7 +4,7 @@
 // Faults (409/429 with Retry-After/500/hang) are injected per method and path prefix.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeCollections, parseSelector } from './fake-collections.ts';
@@ -45,6 +45,13 @@ interface Watcher {
 }
 
 const JSON_TYPE = 'application/json';
+
+const leftAtExit = new Set<string>();
+
+function removeAtExit(dir: string): void {
+  if (leftAtExit.size === 0) process.once('exit', () => { for (const d of leftAtExit) rmSync(d, { recursive: true, force: true }); });
+  leftAtExit.add(dir);
+}
 
 export class FakeApiServer {
   readonly requests: RecordedRequest[] = [];
@@ -171,9 +178,13 @@ export class FakeApiServer {
     await new Promise<void>((resolve) => this.server?.close(() => resolve()));
   }
 
-  /** A kubeconfig for this server; client-node 2.x needs insecure-skip-tls-verify for plain HTTP. */
+  /**
+   * A kubeconfig for this server; client-node 2.x needs insecure-skip-tls-verify for plain HTTP. Its
+   * temp dir stays until the test file's process exits: a test may use it after stop() (a refused connection).
+   */
   writeKubeconfig(): string {
     const dir = mkdtempSync(join(tmpdir(), 'nta-kubeconfig-'));
+    removeAtExit(dir);
     const file = join(dir, 'kubeconfig');
     writeFileSync(file, [
       'apiVersion: v1', 'kind: Config', 'current-context: fake',

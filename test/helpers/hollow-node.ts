@@ -2,9 +2,11 @@
 // kubelet's own code (registration, status manager, pod workers, its API client with its own
 // --kube-api-qps/--kube-api-burst limiter) against a fake container runtime. Each node here runs as
 // the node would (a `system:node:NAME` client certificate: the Node authorizer and NodeRestriction
-// apply), on its own free ports, with its own TMPDIR (the hollow kubelet's root dir lands there), and
-// is started through a symlink named `kubelet` so its process looks like the kubelet (argv[0],
-// /proc/PID/comm) to a collector. `stop()` signals exactly the PID this module started.
+// apply), on its own free ports, with its own TMPDIR, and is started through a symlink named
+// `kubelet` so its process looks like the kubelet (argv[0], /proc/PID/comm) to a collector. `stop()`
+// signals exactly the PID this module started, then removes what it left: its dir, and the root dir
+// kubemark makes under /tmp whatever TMPDIR says (MakeTempDirOrDie("hollow-kubelet.", "")), which its
+// log names ("Using /tmp/hollow-kubelet.N as root dir for hollow-kubelet"), one per launch.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
@@ -159,10 +161,17 @@ export class HollowNode {
     this.child?.kill('SIGCONT');
   }
 
-  /** SIGTERM to its PID (KILL after 10 s), then its dir (root dir, TMPDIR, log) removed. */
+  /** SIGTERM to its PID (KILL after 10 s), then its dir (TMPDIR, log) and the kubelet root dirs its log names removed. */
   async stop(): Promise<void> {
     await this.stopProcess();
+    await Promise.all(this.rootDirs().map((dir) => rm(dir, { recursive: true, force: true })));
     await rm(this.dir, { recursive: true, force: true });
+  }
+
+  /** The root dirs kubemark made for this node's launches, as its log names them. */
+  private rootDirs(): string[] {
+    const log = existsSync(this.logFile) ? readFileSync(this.logFile, 'utf8') : '';
+    return [...log.matchAll(/Using (\/tmp\/hollow-kubelet\.\d+) as root dir for hollow-kubelet/g)].map((m) => m[1] as string);
   }
 
   private async launch(): Promise<void> {

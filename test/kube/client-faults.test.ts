@@ -5,7 +5,7 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
@@ -38,6 +38,7 @@ async function scripted(t: TestContext, handler: Handler): Promise<Scripted> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   t.after(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
   const dir = await mkdtemp(path.join(tmpdir(), 'nta-kube-faults-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
   const file = path.join(dir, 'kubeconfig');
   await writeFile(file, JSON.stringify({
     apiVersion: 'v1', kind: 'Config', 'current-context': 'c',

@@ -2,7 +2,7 @@
 // retrying forever, and a binary file's bytes never reach the terminal.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -35,8 +35,9 @@ const COMMANDS = (file: string) => [
   ['agent', '--kubeconfig', file, '--node-name', 'worker-1', '--once', '--dry-run'],
 ];
 
-test('a server that is not an http(s) URL: exit 2 at once, naming the file and the field', async () => {
+test('a server that is not an http(s) URL: exit 2 at once, naming the file and the field', async (t) => {
   const dir = await mkdtemp(path.join(tmpdir(), 'nta-kubeconfig-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
   for (const server of ['not a url', 'https://exa mple.invalid', 'ftp://127.0.0.1:1', 'https://[::1', '127.0.0.1:6443']) {
     const file = await kubeconfigWithServer(dir, server);
     for (const args of COMMANDS(file)) {
@@ -49,8 +50,9 @@ test('a server that is not an http(s) URL: exit 2 at once, naming the file and t
   }
 });
 
-test('a binary kubeconfig: exit 2 with a readable message, none of its bytes printed', async () => {
+test('a binary kubeconfig: exit 2 with a readable message, none of its bytes printed', async (t) => {
   const dir = await mkdtemp(path.join(tmpdir(), 'nta-kubeconfig-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
   const file = path.join(dir, 'binary');
   const planted = Buffer.concat([Buffer.from('\x7fELF\x02\x01\x01\x00'), Buffer.from('\x1b]0;owned\x07\x1b[2J'), randomBytes(4096), Buffer.from('clusters: [\x1b[31m')]);
   await writeFile(file, planted);
