@@ -16,28 +16,15 @@ import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { REPLACEMENTS, type Replacement } from './replacements.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const OUT_DIR = path.join(ROOT, 'dist', 'bundle');
 export const BUNDLE = path.join(OUT_DIR, 'node-tuning-advisor.mjs');
 const WORKER_URL = /new Worker\(\s*new URL\(\s*'\.\/([\w.-]+\.ts)'\s*,\s*import\.meta\.url\s*\)/g;
 
-export interface Replacement {
-  /** The importing file, relative to the project root. */
-  importer: string;
-  /** The specifier as written in the importer. */
-  specifier: string;
-  /** The stand-in, relative to the project root: exports exactly the names the importer imports. */
-  stub: string;
-}
-
-/** Modules a dependency imports for features this project never calls. */
-export const REPLACEMENTS: Replacement[] = [
-  // The generated API client and all models: only KubeConfig.makeApiClient uses them.
-  { importer: 'node_modules/@kubernetes/client-node/dist/config.js', specifier: './gen/index.js', stub: 'scripts/stubs/client-node-gen.ts' },
-  // A second HTTP stack with a WebAssembly parser: only KubeConfig.applyToFetchOptions uses it.
-  { importer: 'node_modules/@kubernetes/client-node/dist/config.js', specifier: 'undici', stub: 'scripts/stubs/undici.ts' },
-];
+/** Modules a dependency imports for features this project never calls (scripts/replacements.ts). */
+export { REPLACEMENTS, type Replacement };
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 

@@ -11,6 +11,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { FakeApiServer, type Fault } from '../helpers/fake-apiserver.ts';
 import { parseAnnotations } from '../../src/wire/annotations.ts';
+import { SOURCE_NODE_FLAGS } from '../helpers/source-node.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/node-tuning-advisor.js', import.meta.url));
 const HOST = fileURLToPath(new URL('../fixtures/hosts/intel-pstate-epp-power', import.meta.url));
@@ -30,7 +31,7 @@ async function startAgent(t: TestContext, faults: [string, string, Fault[]][] = 
   t.after(() => server.stop());
   server.addNode('worker-1');
   for (const [method, prefix, list] of faults) server.inject(method, prefix, ...list);
-  const child = spawn(process.execPath, [BIN, 'agent', '--kubeconfig', server.writeKubeconfig(), '--node-name', 'worker-1',
+  const child = spawn(process.execPath, [...SOURCE_NODE_FLAGS, BIN, 'agent', '--kubeconfig', server.writeKubeconfig(), '--node-name', 'worker-1',
     '--host-root', HOST, '--interval', '1h', '--startup-jitter', '1ms', '--metrics-addr', '127.0.0.1:0', '--probe-interval', 'off'],
   { stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';

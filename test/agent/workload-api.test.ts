@@ -29,7 +29,8 @@ interface Cluster {
   agent: RunningAgent;
 }
 
-async function until(what: string, check: () => boolean, timeoutMs = 5_000): Promise<void> {
+/** Waits for `check`; the timeout only ends a hang (far above what the event takes on a loaded machine). */
+async function until(what: string, check: () => boolean, timeoutMs = 60_000): Promise<void> {
   const end = performance.now() + timeoutMs;
   while (!check()) {
     if (performance.now() > end) throw new Error(`timed out waiting for ${what}`);

@@ -20,6 +20,7 @@ import { fixtureHost } from '../helpers/fixtures.ts';
 import { advisorLines } from '../helpers/describe-lines.ts';
 import { createReadyNode } from '../helpers/kube-objects.ts';
 import { finding, seedReport } from '../helpers/reports.ts';
+import { SOURCE_NODE_FLAGS } from '../helpers/source-node.ts';
 
 const run = promisify(execFile);
 const BIN = fileURLToPath(new URL('../../bin/node-tuning-advisor.js', import.meta.url));
@@ -27,7 +28,7 @@ const BIN = fileURLToPath(new URL('../../bin/node-tuning-advisor.js', import.met
 const isCut = (line: string) => line.endsWith('...') || line.includes('…');
 
 async function publish(cp: ControlPlane, node: string, host: string, extra: string[] = []): Promise<void> {
-  const { stderr } = await run(process.execPath, [BIN, 'agent', '--kubeconfig', cp.kubeconfig, '--node-name', node,
+  const { stderr } = await run(process.execPath, [...SOURCE_NODE_FLAGS, BIN, 'agent', '--kubeconfig', cp.kubeconfig, '--node-name', node,
     '--host-root', fixtureHost(host), '--once', ...extra], { encoding: 'utf8', timeout: 60_000 });
   assert.doesNotMatch(stderr, /internal error/);
 }

@@ -27,6 +27,7 @@ import { CLI, createdAt, namespaceGone, percentile, runMeasure } from '../helper
 import { ReadyWitness } from '../helpers/ready-witness.ts';
 import { KubeletSliTracker } from '../../src/agent/kubelet-sli.ts';
 import { fetchLocalText } from '../../src/host/local-http.ts';
+import { SOURCE_NODE_FLAGS } from '../helpers/source-node.ts';
 
 const PODS = 100;
 
@@ -127,7 +128,7 @@ describe('measure pod-startup on real kubelets (hollow nodes at 5/10 and 50/100)
 
   /** The agent once on `kubelet`'s node, inside its namespace with host root /: publishes its facts. */
   async function agentOnce(kubelet: HollowNode): Promise<void> {
-    const ran = await run(kubelet.inNamespace([process.execPath, CLI, 'agent', '--once', '--kubeconfig', cp.kubeconfig, '--node-name', kubelet.name,
+    const ran = await run(kubelet.inNamespace([process.execPath, ...SOURCE_NODE_FLAGS, CLI, 'agent', '--once', '--kubeconfig', cp.kubeconfig, '--node-name', kubelet.name,
       '--startup-jitter', '0s', '--probe-interval', 'off', '--metrics-addr', `127.0.0.1:${await freePort()}`]), tmp);
     assert.equal(ran.code, 0, ran.stderr);
     const node = await cp.must('GET', `/api/v1/nodes/${kubelet.name}`);
@@ -136,7 +137,7 @@ describe('measure pod-startup on real kubelets (hollow nodes at 5/10 and 50/100)
 
   /** scan (beside the agent's first publish) on the 5/10 kubelet: kubelet-api-qps fails, read from the process; its fix. */
   async function scanFindsIt(t: TestContext, kubelet: HollowNode): Promise<{ qps: number; burst: number }> {
-    const [scan] = await Promise.all([run(kubelet.inNamespace([process.execPath, CLI, 'scan', '--output', 'json']), tmp), agentOnce(kubelet)]);
+    const [scan] = await Promise.all([run(kubelet.inNamespace([process.execPath, ...SOURCE_NODE_FLAGS, CLI, 'scan', '--output', 'json']), tmp), agentOnce(kubelet)]);
     const finding = JSON.parse(scan.stdout).findings.find((f: any) => f.ruleId === 'kubelet-api-qps');
     assert.equal(finding?.status, 'fail', scan.stderr);
     assert.match(finding.evidence.find((e: any) => e.fact === 'kubelet.kubeAPIQPS').detail, /set in \/proc\/\d+\/cmdline/, 'read from the running process');
@@ -194,7 +195,7 @@ describe('measure pod-startup on real kubelets (hollow nodes at 5/10 and 50/100)
         // token). The hollow kubelet registers 192.0.2.2 (unroutable) as its InternalIP: --kubelet-address
         // names where it listens.
         const metricsPort = await freePort();
-        const agent = spawn(process.execPath, [CLI, 'agent', '--kubeconfig', cp.kubeconfig, '--node-name', fast.name, '--interval', `${AGENT_INTERVAL_S}s`, '--startup-jitter', '0s',
+        const agent = spawn(process.execPath, [...SOURCE_NODE_FLAGS, CLI, 'agent', '--kubeconfig', cp.kubeconfig, '--node-name', fast.name, '--interval', `${AGENT_INTERVAL_S}s`, '--startup-jitter', '0s',
           '--probe-interval', 'off', '--kubelet-address', '127.0.0.1', '--host-root', path.join(REPO, 'test/fixtures/hosts/seed-000-after'), '--metrics-addr', `127.0.0.1:${metricsPort}`], { stdio: ['ignore', 'ignore', 'ignore'] });
         t.after(() => { agent.kill('SIGTERM'); });
         const agentMetrics = `http://127.0.0.1:${metricsPort}/metrics`;
@@ -242,7 +243,7 @@ describe('measure pod-startup on real kubelets (hollow nodes at 5/10 and 50/100)
       t.test('a kubelet that writes nothing is named (after the namespace is created, no status seen for 30 s); closing the output pipe then still cleans up', async () => {
         const paused = nodes[2] as HollowNode;
         paused.pause();
-        const run = spawn(process.execPath, [CLI, 'measure', 'pod-startup', '--kubeconfig', cp.kubeconfig, '--node', paused.name, '--pods', '5', '--cleanup-wait', '5s'], {
+        const run = spawn(process.execPath, [...SOURCE_NODE_FLAGS, CLI, 'measure', 'pod-startup', '--kubeconfig', cp.kubeconfig, '--node', paused.name, '--pods', '5', '--cleanup-wait', '5s'], {
           stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH, HOME: tmp },
         });
         const exited = new Promise<number | string | null>((resolve) => run.on('exit', (code, signal) => resolve(code ?? signal)));

@@ -10,6 +10,7 @@ import type { AuditLog } from './audit.ts';
 import { freePort, type ControlPlane } from './control-plane.ts';
 import type { PodRecord } from './kubelet.ts';
 import { REPO } from './manifests.ts';
+import { SOURCE_NODE_FLAGS } from './source-node.ts';
 
 export const CLI = path.join(REPO, 'bin/node-tuning-advisor.js');
 export const TOLERANCE_MS = 250;
@@ -30,7 +31,7 @@ export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeou
 
 /** Runs `measure pod-startup` with these args; `interrupt` is polled and SIGINT sent once it returns true. */
 export function runMeasure(kubeconfig: string, home: string, args: string[], interrupt?: () => boolean): Promise<Run> {
-  const child = spawn(process.execPath, [CLI, 'measure', 'pod-startup', '--kubeconfig', kubeconfig, ...args], {
+  const child = spawn(process.execPath, [...SOURCE_NODE_FLAGS, CLI, 'measure', 'pod-startup', '--kubeconfig', kubeconfig, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH, HOME: home },
   });
   const out: Buffer[] = [];

@@ -4,6 +4,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { TestContext } from 'node:test';
 import { requireTool } from './tools.ts';
+import { SOURCE_NODE_FLAGS } from './source-node.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/node-tuning-advisor.js', import.meta.url));
 const quote = (arg: string) => `'${arg.replaceAll("'", "'\\''")}'`;
@@ -51,7 +52,7 @@ const DEADLINE_MS = 120_000;
 export async function cliInTerminal(t: TestContext, args: string[], columns: number, env: NodeJS.ProcessEnv = {}, answer?: TerminalAnswer): Promise<TerminalRun | undefined> {
   const script = requireTool(t, 'script', 'bsdutils');
   if (!script) return undefined;
-  const command = `stty cols ${columns} rows 200; exec ${[process.execPath, BIN, ...args].map(quote).join(' ')}`;
+  const command = `stty cols ${columns} rows 200; exec ${[process.execPath, ...SOURCE_NODE_FLAGS, BIN, ...args].map(quote).join(' ')}`;
   const child = spawn(script, ['-q', '-e', '-c', command, '/dev/null'], {
     env: { PATH: process.env.PATH, HOME: process.env.HOME, TERM: 'xterm-256color', ...env },
     stdio: [answer ? 'pipe' : 'ignore', 'pipe', 'pipe'],
