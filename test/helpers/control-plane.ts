@@ -258,7 +258,9 @@ export class ControlPlane {
     const kubectl = path.join(this.assets, 'kubectl');
     const binary = existsSync(kubectl) ? kubectl : 'kubectl';
     return new Promise((resolve) => {
-      const child = spawn(binary, ['--kubeconfig', opts.kubeconfig ?? this.kubeconfig, ...args], {
+      // Its discovery cache in this control plane's dir, not ~/.kube/cache (one more dir per port, forever).
+      const cache = ['--cache-dir', path.join(this.dir, 'kubectl-cache')];
+      const child = spawn(binary, ['--kubeconfig', opts.kubeconfig ?? this.kubeconfig, ...cache, ...args], {
         env: { ...process.env, ...opts.env }, stdio: ['pipe', 'pipe', 'pipe'],
       });
       const out: Buffer[] = [];
