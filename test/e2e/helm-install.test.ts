@@ -60,9 +60,9 @@ describe('the Helm chart in its own release namespace on a real control plane', 
     applied = await cp.kubectl(['apply', '-f', '-'], { input: rendered.objects.map((o) => stringify(o)).join('---\n') });
     assert.equal(applied.code, 0, applied.stderr);
     for (const name of [A, B]) await createReadyNode(cp, name);
+    // Tainted from their first moment: the DaemonSet exists already, and a NoSchedule taint added later evicts nothing.
     for (const [name, taint] of [[SELECTED, 'dedicated'], [UNTOLERATED, 'reserved']] as const) {
-      await createReadyNode(cp, name, { labels: { 'kubernetes.io/os': 'linux', pool: 'advisor' } });
-      await cp.must('PATCH', `/api/v1/nodes/${name}`, { spec: { taints: [{ key: taint, value: 'ci', effect: 'NoSchedule' }] } }, { contentType: MERGE });
+      await createReadyNode(cp, name, { labels: { 'kubernetes.io/os': 'linux', pool: 'advisor' }, taints: [{ key: taint, value: 'ci', effect: 'NoSchedule' }] });
     }
     agent = await agentIdentity(cp, A, tmp, `agent-${A}`, namespace);
   });
@@ -128,10 +128,10 @@ describe('the Helm chart in its own release namespace on a real control plane', 
       await new Promise((r) => setTimeout(r, 250));
     }
     assert.equal(ds.status.desiredNumberScheduled, 1, JSON.stringify(ds.status));
-    assert.equal(pods.length, 1, pods.map((p) => p.metadata.name).join(' '));
+    const targets = pods.map((p) => p.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchFields[0].values.join());
+    assert.equal(pods.length, 1, `pods for ${targets.join(', ')}`);
     const [pod] = pods;
-    const target = pod!.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchFields[0].values;
-    assert.deepEqual(target, [SELECTED]);
+    assert.deepEqual(targets, [SELECTED]);
     assert.equal(pod!.spec.priorityClassName, 'system-node-critical');
     assert.equal(pod!.spec.priority, 2000001000, 'admission resolved the class');
     assert.deepEqual(pod!.spec.imagePullSecrets, [{ name: 'regcred' }]);

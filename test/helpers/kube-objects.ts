@@ -7,6 +7,8 @@ export interface NodeShape {
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
   kubeletVersion?: string;
+  /** Taints it registers with (`--register-with-taints`): there from its first moment, before any controller sees it. */
+  taints?: { key: string; value?: string; effect: string }[];
 }
 
 /** A Node as a kubelet registers it: status with capacity and Ready=True, the not-ready taint removed. */
@@ -15,6 +17,7 @@ export async function createReadyNode(cp: ControlPlane, name: string, shape: Nod
   await cp.must('POST', '/api/v1/nodes', {
     apiVersion: 'v1', kind: 'Node',
     metadata: { name, labels: { 'kubernetes.io/hostname': name, ...shape.labels }, annotations: shape.annotations ?? {} },
+    ...(shape.taints ? { spec: { taints: shape.taints } } : {}),
     status: {
       capacity: { cpu: '4', memory: '8Gi', pods: '110' },
       allocatable: { cpu: '4', memory: '8Gi', pods: '110' },
