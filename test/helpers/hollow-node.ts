@@ -6,10 +6,12 @@
 // `kubelet` so its process looks like the kubelet (argv[0], /proc/PID/comm) to a collector. `stop()`
 // signals exactly the PID this module started, then removes what it left: its dir, and the root dir
 // kubemark makes under /tmp whatever TMPDIR says (MakeTempDirOrDie("hollow-kubelet.", "")), which its
-// log names ("Using /tmp/hollow-kubelet.N as root dir for hollow-kubelet"), one per launch.
+// log names ("Using /tmp/hollow-kubelet.N as root dir for hollow-kubelet"), one per launch, and the
+// fake runtime's sockets (/tmp/kubelet_remote_N.sock, a fixed place) no process listens on any more.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, symlink, unlink } from 'node:fs/promises';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort, type ControlPlane } from './control-plane.ts';
@@ -36,6 +38,25 @@ export interface HollowNodeOptions extends Limits {
 const STOP_GRACE_MS = 10_000;
 const running = new Set<ChildProcess>();
 process.once('exit', () => { for (const child of running) child.kill('SIGKILL'); });
+
+/**
+ * kubemark's fake runtime listens on /tmp/kubelet_remote_N.sock whatever TMPDIR says and never
+ * removes it. It binds a temp name and renames it, so a socket at that name refusing connections
+ * has no process left behind it: removed. One that accepts (another suite's kubelet) is left alone.
+ */
+async function removeDeadRuntimeSockets(): Promise<void> {
+  const names = (await readdir('/tmp').catch(() => [] as string[])).filter((n) => /^kubelet_remote_\d+\.sock$/.test(n));
+  await Promise.all(names.map(async (name) => {
+    const socket = path.join('/tmp', name);
+    const refused = await new Promise<boolean>((resolve) => {
+      const probe = connect({ path: socket, timeout: 2000 });
+      probe.once('connect', () => { probe.destroy(); resolve(false); });
+      probe.once('timeout', () => { probe.destroy(); resolve(false); });
+      probe.once('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'ECONNREFUSED'));
+    });
+    if (refused) await unlink(socket).catch(() => undefined);
+  }));
+}
 
 /** The hollow kubelet binary, or why this tier cannot run (an older assets dir has none). */
 export function kubemarkPath(cp: ControlPlane): { path: string } | { missing: string } {
@@ -161,10 +182,10 @@ export class HollowNode {
     this.child?.kill('SIGCONT');
   }
 
-  /** SIGTERM to its PID (KILL after 10 s), then its dir (TMPDIR, log) and the kubelet root dirs its log names removed. */
+  /** SIGTERM to its PID (KILL after 10 s), then its dir (TMPDIR, log), the kubelet root dirs its log names and dead runtime sockets removed. */
   async stop(): Promise<void> {
     await this.stopProcess();
-    await Promise.all(this.rootDirs().map((dir) => rm(dir, { recursive: true, force: true })));
+    await Promise.all([...this.rootDirs().map((dir) => rm(dir, { recursive: true, force: true })), removeDeadRuntimeSockets()]);
     await rm(this.dir, { recursive: true, force: true });
   }
 

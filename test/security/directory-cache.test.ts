@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmod, chown, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { readdirSync, readFileSync, renameSync, rmSync, symlinkSync } from 'node:fs';
+import { lstatSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync } from 'node:fs';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
@@ -145,6 +145,19 @@ const part = fc.constantFrom(...NAMES, '..', '.', 'nope');
 const relative = fc.array(part, { minLength: 1, maxLength: 4 }).map((parts) => parts.join('/'));
 const entry = fc.tuple(fc.constantFrom('dir', 'file', 'link'), fc.array(fc.constantFrom(...NAMES), { minLength: 1, maxLength: 3 }), fc.boolean(), relative);
 
+/** Whether every existing directory above the entry is a plain directory: through a link made
+ *  earlier (to "/a" or "../..") mkdir and writeFile would build the tree outside the root. */
+function parentsInsideRoot(root: string, at: string[]): boolean {
+  for (let depth = 1; depth < at.length; depth++) {
+    try {
+      if (!lstatSync(path.join(root, ...at.slice(0, depth))).isDirectory()) return false;
+    } catch {
+      return true; // missing: mkdir creates plain directories from here down
+    }
+  }
+  return true;
+}
+
 test('random symlink trees: a scan with warm directories answers as fresh walks do', async (t) => {
   const base = await mkdtemp(path.join(os.tmpdir(), 'nta-dircache-forest-'));
   t.after(() => rm(base, { recursive: true, force: true }));
@@ -154,13 +167,14 @@ test('random symlink trees: a scan with warm directories answers as fresh walks 
     await mkdir(root);
     for (const [kind, at, absolute, target] of entries) {
       const local = path.join(root, ...at);
+      if (!parentsInsideRoot(root, at)) continue;
       try {
         await mkdir(path.dirname(local), { recursive: true });
         if (kind === 'dir') await mkdir(local);
-        else if (kind === 'file') await writeFile(local, `${at.join('/')}\n`);
+        else if (kind === 'file') await writeFile(local, `${at.join('/')}\n`, { flag: 'wx' }); // never through a link at the last name
         else symlinkSync(`${absolute ? '/' : ''}${target}`, local);
       } catch {
-        // a parent is a file or a link, or the entry exists: skipped
+        // a parent is a file, or the entry exists (as a link too): skipped
       }
     }
     const paths = queries.map((q) => `/${q}`);
