@@ -7,7 +7,7 @@
 //  - code splitting: the entry holds the command table only; each command, and each module loaded
 //    with import() (execa, systeminformation), is a chunk loaded when it runs;
 //  - ASCII output: V8 holds an all-ASCII script one byte per character, any other as UTF-16;
-//  - REPLACEMENTS: modules a dependency imports for features we never call, stubbed, with checks
+//  - REPLACEMENTS (scripts/replacements.ts): modules a dependency imports for features we never call, stubbed, with checks
 //    that fail the build when the importer or the replaced module changes;
 //  - no WebAssembly anywhere (the agent runs under `node --lite-mode`): workers are bundled .mjs,
 //    never .ts (type stripping needs WebAssembly), and npm undici is replaced.
@@ -22,9 +22,6 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const OUT_DIR = path.join(ROOT, 'dist', 'bundle');
 export const BUNDLE = path.join(OUT_DIR, 'node-tuning-advisor.mjs');
 const WORKER_URL = /new Worker\(\s*new URL\(\s*'\.\/([\w.-]+\.ts)'\s*,\s*import\.meta\.url\s*\)/g;
-
-/** Modules a dependency imports for features this project never calls (scripts/replacements.ts). */
-export { REPLACEMENTS, type Replacement };
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
@@ -75,7 +72,7 @@ export async function checkReplacements(replacements = REPLACEMENTS): Promise<vo
     const real = r.specifier.startsWith('.') ? path.resolve(path.dirname(importer), r.specifier) : createRequire(importer).resolve(r.specifier);
     problems.push(...replacementProblems(r, await readFile(importer, 'utf8'), await exportsOf(path.join(ROOT, r.stub)), await exportsOf(real)));
   }
-  if (problems.length) throw new Error(`bundle: module replacements no longer fit (scripts/bundle.ts REPLACEMENTS):\n  ${problems.join('\n  ')}`);
+  if (problems.length) throw new Error(`bundle: module replacements no longer fit (scripts/replacements.ts):\n  ${problems.join('\n  ')}`);
 }
 
 const rel = (file: string) => path.relative(ROOT, file).split(path.sep).join('/');

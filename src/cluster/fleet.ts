@@ -93,7 +93,8 @@ export function spaced(n: number): string {
   return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ' ');
 }
 
-const nodes = (n: number) => `${spaced(n)} ${n === 1 ? 'node' : 'nodes'}`;
+/** "1 node", "1 200 nodes". */
+export const nodes = (n: number) => `${spaced(n)} ${n === 1 ? 'node' : 'nodes'}`;
 
 export class FleetTally {
   readonly summary: FleetSummary = {

@@ -3,7 +3,7 @@
 // as `scan` shows a node's: what to fix first, the evidence one flag away (--verbose). The table
 // fits `width` columns: long cells wrap under themselves, nothing is cut.
 import type { ClusterReport } from '../cluster/report.ts';
-import { spaced } from '../cluster/fleet.ts';
+import { nodes as nodeCount, spaced } from '../cluster/fleet.ts';
 import { failingRules, type NodeRow } from '../cluster/nodes.ts';
 import type { Severity } from '../report/types.ts';
 import { countLines, failBlock, idColumn, painter, unknownBlock, unknownGroups, type Layout } from './terminal/findings.ts';
@@ -68,7 +68,7 @@ function headLine(report: ClusterReport): string {
   const { nodes, withAgent, noAgent, unreadable } = report.summary;
   const scope = report.selector ? ` matching ${report.selector}` : '';
   const counts = [`${spaced(withAgent)} with agent`, ...(noAgent > 0 ? [`${spaced(noAgent)} no agent`] : []), ...(unreadable > 0 ? [`${spaced(unreadable)} unreadable`] : [])];
-  return `node-tuning-advisor report · ${spaced(nodes)} ${nodes === 1 ? 'node' : 'nodes'}${scope} (${counts.join(', ')})`;
+  return `node-tuning-advisor report · ${nodeCount(nodes)}${scope} (${counts.join(', ')})`;
 }
 
 function clusterCheckLines(report: ClusterReport, layout: Layout): string[] {

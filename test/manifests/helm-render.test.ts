@@ -25,8 +25,6 @@ async function setup(t: import('node:test').TestContext): Promise<{ render: Rend
   return render ? { render, kubectl } : undefined;
 }
 
-const differences = objectDifferences;
-
 test('default values: the objects of `kubectl kustomize manifests/` but the Namespace; each distribution: its overlay', async (t) => {
   const ready = await setup(t);
   if (!ready) return;
@@ -89,7 +87,7 @@ test('image, pullPolicy, digest, operator labels, resources: each changes exactl
   const agent = 'DaemonSet/node-tuning-advisor.spec.template.spec.containers.0';
   const changed = async (set: string[]) => {
     const objects = (await ready.render({ set })).objects;
-    return { objects, paths: differences(base, objects) };
+    return { objects, paths: objectDifferences(base, objects) };
   };
   const ds = (objects: K8sObject[]) => objects.find((o) => o.kind === 'DaemonSet')!.spec.template.spec.containers[0];
 
@@ -108,12 +106,12 @@ test('image, pullPolicy, digest, operator labels, resources: each changes exactl
 
   const labelled = await ready.render({ set: ['prometheusOperator.enabled=true', 'prometheusOperator.labels.release=kube-prometheus-stack'] });
   const plain = await ready.render({ set: ['prometheusOperator.enabled=true'] });
-  assert.deepEqual(differences(plain.objects, labelled.objects), [
+  assert.deepEqual(objectDifferences(plain.objects, labelled.objects), [
     'PrometheusRule/node-tuning-advisor.metadata.labels.release',
     'ServiceMonitor/node-tuning-advisor.metadata.labels.release',
   ]);
   const off = await ready.render({ set: ['prometheusOperator.labels.release=x'] });
-  assert.deepEqual(differences(base, off.objects), [], 'labels alone do not create the objects');
+  assert.deepEqual(objectDifferences(base, off.objects), [], 'labels alone do not create the objects');
 });
 
 test('a bad distribution or an empty image.repository fails the render, naming the values and the fix', async (t) => {
