@@ -14,7 +14,8 @@ import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { runCommand } from './run-command.ts';
+import { runCommand } from '../../scripts/run-command.ts';
+import { tier } from './tier.ts';
 import { layerTool, layerToolMissing } from '../../scripts/layer-tools.ts';
 
 const run = promisify(execFile);
@@ -38,13 +39,12 @@ export function envtestAssets(): { dir: string } | { missing: string } {
 
 /**
  * For `describe(name, realServerTier(), …)`: skips the suite locally with one line naming what is
- * missing; under CI=true a missing asset is an error (as for every other tool the tests need).
+ * missing (and counts it as a skipped test); under CI=true a missing asset is an error (as for every
+ * other tool the tests need).
  */
 export function realServerTier(): { skip?: string } {
   const found = envtestAssets();
-  if ('dir' in found) return {};
-  if (process.env.CI === 'true') throw new Error(found.missing);
-  return { skip: found.missing };
+  return tier('dir' in found ? undefined : found.missing, 'the real control plane');
 }
 
 export interface ControlPlaneOptions {
@@ -266,6 +266,21 @@ export class ControlPlane {
     // Its discovery cache in this control plane's dir, not ~/.kube/cache (one more dir per port, forever).
     const cache = ['--cache-dir', path.join(this.dir, 'kubectl-cache')];
     return runCommand(binary, ['--kubeconfig', opts.kubeconfig ?? this.kubeconfig, ...cache, ...args], { env: { ...process.env, ...opts.env }, input: opts.input });
+  }
+
+  /**
+   * DIR/env as the envtest `control-plane` script writes it (`export NAME=value` lines), for the tools
+   * that take a control plane's directory (`real-node start --control-plane DIR`).
+   */
+  async writeEnvFile(): Promise<string> {
+    const file = path.join(this.dir, 'env');
+    const values: Record<string, string> = {
+      KUBECONFIG: this.kubeconfig, KUBE_URL: this.url, KUBE_CA_FILE: this.caFile, KUBE_CA_KEY_FILE: this.caKeyFile,
+      KUBE_ADMIN_TOKEN: this.adminToken, KUBE_ASSETS: this.assets, KUBE_CONTROL_PLANE_DIR: this.dir,
+      KUBE_APISERVER_PID: String(this.components.get('kube-apiserver')?.child.pid ?? ''),
+    };
+    await writeFile(file, Object.entries(values).map(([k, v]) => `export ${k}=${v}\n`).join(''), { mode: 0o600 });
+    return file;
   }
 
   /** A kubeconfig file for another identity (a ServiceAccount token, say), CA embedded. */

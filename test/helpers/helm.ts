@@ -13,7 +13,7 @@ import type { ControlPlane } from './control-plane.ts';
 import type { K8sObject } from './manifests.ts';
 import { REPO } from './manifests.ts';
 import { layerTool, layerToolTier, requireLayerTool } from './real-tools.ts';
-import { type CommandResult, runCommand } from './run-command.ts';
+import { type CommandResult, runCommand } from '../../scripts/run-command.ts';
 
 export const CHART = path.join(REPO, 'charts/node-tuning-advisor');
 

@@ -3,6 +3,7 @@
 // do, under CI=true it fails.
 import type { TestContext } from 'node:test';
 import { type LayerTool, layerTool, layerToolMissing } from '../../scripts/layer-tools.ts';
+import { tier } from './tier.ts';
 
 export { type LayerTool, layerTool, layerToolMissing };
 
@@ -17,8 +18,5 @@ export async function requireLayerTool(t: TestContext, tool: LayerTool): Promise
 
 /** For `describe(name, layerToolTier(), …)`: skipped locally with what is missing; an error under CI=true. */
 export function layerToolTier(): { skip?: string } {
-  const missing = layerToolMissing();
-  if (!missing) return {};
-  if (process.env.CI === 'true') throw new Error(missing);
-  return { skip: missing };
+  return tier(layerToolMissing(), 'the real Helm and kubectl');
 }
