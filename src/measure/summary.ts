@@ -80,7 +80,7 @@ export function buildMeasurement(ctx: Context, follower: PodFollower, end: Endin
     counts: { requested: ctx.options.pods, created: counts.created, ready: samples.length, notReady: counts.created - samples.length, failedToCreate },
     phases,
     attach: ctx.plan.pvcStorageClass !== undefined ? attachStats(follower) : null,
-    slo: sloVerdict(samples, counts.created, phases),
+    slo: sloVerdict(samples, counts.created, phases, statusDelay),
     statusDelay,
     ...(throttling ? { throttling } : {}),
     validity: validity({
