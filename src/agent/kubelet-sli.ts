@@ -112,7 +112,8 @@ interface Scrape {
 
 /** The kubelet's process_start_time_seconds in ms, when it exposes one. */
 export function processStartMs(text: string): number | undefined {
-  const m = /^process_start_time_seconds\s+(\S+)\s*$/m.exec(text.length > 8_000_000 ? text.slice(0, 8_000_000) : text);
+  // The text is the capped body of one read; the line is matched without crossing a line break.
+  const m = /^process_start_time_seconds[ \t]+(\S+)[ \t]*$/m.exec(text);
   const seconds = m ? Number(m[1]) : NaN;
   return Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : undefined;
 }
