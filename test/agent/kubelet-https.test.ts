@@ -172,7 +172,7 @@ describe('the agent reaches its kubelet\'s /metrics over verified TLS, or plain 
       assert.match(refused.text, /^node_tuning_advisor_kubelet_metrics_read\{result="tls"\} 1$/m);
       assert.doesNotMatch(refused.text, /^node_tuning_advisor_kubelet_pod_start_p99_seconds\{/m, 'no p99: unknown');
       assert.ok(refused.logs.some((l) => /certificate is not signed by --kubelet-ca-file: pass its signing CA \(or, knowing the risk, --kubelet-insecure-tls\)/.test(l)), refused.logs.join('\n'));
-      assertUnknownWith(refused.report, 'tls', /^Cannot tell whether this applies: pods the kubelet timed: the kubelet's certificate is not signed by --kubelet-ca-file: pass its signing CA \(or, knowing the risk, --kubelet-insecure-tls\) \(UNABLE_TO_VERIFY_LEAF_SIGNATURE\)\.$/);
+      assertUnknownWith(refused.report, 'tls', /^Cannot decide: pods the kubelet timed: the kubelet's certificate is not signed by --kubelet-ca-file: pass its signing CA \(or, knowing the risk, --kubelet-insecure-tls\) \(UNABLE_TO_VERIFY_LEAF_SIGNATURE\)\.$/);
       assert.equal(refused.line, `UNKN ${RULE}: pods the kubelet timed: the kubelet's certificate is not signed by --kubelet-ca-file: pass its signing CA`,
         'the Node\'s findings line (kubectl describe node) names the fix');
       const cluster = await agentUntil({}, /kubelet_metrics_read\{result="tls"\} 1/, (l) => /UNKN .*the cluster CA/.test(l ?? ''));

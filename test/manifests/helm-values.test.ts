@@ -56,10 +56,10 @@ test('pull secrets, scheduling, priority, pod annotations, interval, extra flags
   assert.equal(priority.pod.spec.priorityClassName, 'system-node-critical');
   assert.deepEqual(priority.pod.metadata.annotations, { team: 'platform' });
 
-  const flags = await changed(['agent.interval=90s', 'agent.extraArgs={--kubelet-insecure-tls,--probe-interval=off}']);
+  const flags = await changed(['agent.interval=90s', 'agent.startupWindow=2h', 'agent.extraArgs={--kubelet-insecure-tls,--probe-interval=off}']);
   const args = flags.pod.spec.containers[0].args as string[];
-  assert.deepEqual(args.filter((a) => !(agentPod(base).spec.containers[0].args as string[]).includes(a)), ['--interval=90s', '--kubelet-insecure-tls', '--probe-interval=off']);
-  assert.ok(!args.includes('--interval=5m'));
+  assert.deepEqual(args.filter((a) => !(agentPod(base).spec.containers[0].args as string[]).includes(a)), ['--interval=90s', '--startup-window=2h', '--kubelet-insecure-tls', '--probe-interval=off']);
+  assert.ok(!args.includes('--interval=5m') && !args.includes('--startup-window=1h'));
   assert.deepEqual(args.slice(-2), ['--kubelet-insecure-tls', '--probe-interval=off'], 'extra flags after the chart\'s');
   for (const p of flags.paths) assert.match(p, /^spec\.containers\.0\.args\.\d+$/);
 });
@@ -77,6 +77,7 @@ test('values.schema.json: a misspelt or mistyped value fails the render with Hel
   await refused('image.pullPolicy=Sometimes', "- at '/image/pullPolicy': value must be one of '', 'Always', 'IfNotPresent', 'Never'");
   await refused('image.digest=sha256:short', "- at '/image/digest': 'sha256:short' does not match pattern '^(sha256:[0-9a-f]{64})?$'");
   await refused('agent.interval=5 min', "- at '/agent/interval': '5 min' does not match pattern '^([0-9]+(\\\\.[0-9]+)?(ms|s|m|h))+$'");
+  await refused('agent.startupWindow=an hour', "- at '/agent/startupWindow': 'an hour' does not match pattern '^([0-9]+(\\\\.[0-9]+)?(ms|s|m|h))+$'");
   await refused('agent.extraArgs={kubelet-insecure-tls}', "- at '/agent/extraArgs/0': 'kubelet-insecure-tls' does not match pattern '^--[a-z]'");
   await refused('imagePullSecrets[0].nmae=regcred', "- at '/imagePullSecrets/0': missing property 'name'", "- at '/imagePullSecrets/0': additional properties 'nmae' not allowed");
   await refused('ruleOverrides[0].id=kernel-tick-rate,ruleOverrides[0].severity=urgent', "- at '/ruleOverrides/0/severity': value must be one of 'info', 'warning', 'critical'");

@@ -17,7 +17,7 @@ const raw = parse(await readFile(ALERTS, 'utf8'));
 const rule = parse(await readFile(path.join(REPO, 'manifests/components/prometheus-operator/prometheusrule.yaml'), 'utf8'));
 /** The chart's default base of runbook_url (values.yaml prometheusOperator.runbookBaseUrl): this release's docs/runbooks. */
 const RUNBOOK_BASE = parse(await readFile(path.join(REPO, 'charts/node-tuning-advisor/values.yaml'), 'utf8')).prometheusOperator.runbookBaseUrl;
-const REQUIRED = ['NodeTuningCriticalFinding', 'NodeTuningCriticalUnknown', 'NodeTuningScoreLow', 'EtcdDiskFsyncSlow', 'KubeClientThrottling',
+const REQUIRED = ['NodeTuningCriticalFinding', 'NodeTuningCriticalUnknown', 'NodeTuningCoverageLow', 'NodeTuningScoreLow', 'EtcdDiskFsyncSlow', 'KubeClientThrottling',
   'PodStartupSLOBreached', 'NodeTuningAdvisorDown', 'NodeTuningAdvisorScanStale'];
 type AlertRule = { alert: string; record?: string; expr: string; for?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
 const alerts: AlertRule[] = raw.groups.flatMap((g: { rules: AlertRule[] }) => g.rules).filter((r: AlertRule) => r.alert !== undefined);
@@ -31,7 +31,7 @@ test('every required alert, each with for, severity, summary, description and an
   assert.deepEqual(alerts.map((a) => a.alert).sort(), [...REQUIRED].sort());
   for (const a of alerts) {
     assert.match(a.for ?? '', /^\d+[smh]$/, `${a.alert} for`);
-    assert.ok(['warning', 'critical'].includes(a.labels?.severity ?? ''), `${a.alert} severity`);
+    assert.ok(['info', 'warning', 'critical'].includes(a.labels?.severity ?? ''), `${a.alert} severity`);
     assert.ok(a.annotations?.summary && a.annotations.description, `${a.alert} summary/description`);
     assert.equal(a.annotations?.runbook_url, `${RUNBOOK_BASE}/${a.alert}.md`, 'absolute: it opens from Alertmanager or a pager');
     const runbook = await readFile(path.join(REPO, 'docs/runbooks', `${a.alert}.md`), 'utf8');
