@@ -33,13 +33,16 @@ export function imageCache(): string {
     ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(homedir(), '.cache'), 'node-tuning-advisor/image');
 }
 
-/** The `node` devDependency's Node: its version, binary and CHANGELOG. */
+/** The `node` devDependency's Node: its version, binary and its platform package's CHANGELOG. */
 export function pinnedNode(): { version: string; binary: string; changelog: string } {
   const require = createRequire(import.meta.url);
-  const platformPackage = path.dirname(require.resolve('node/package.json'));
-  const dir = path.join(platformPackage, 'node_modules', `node-linux-${process.arch}`);
-  const version = (JSON.parse(readFileSync(path.join(platformPackage, 'package.json'), 'utf8')) as { version: string }).version;
-  return { version, binary: path.join(dir, 'bin/node'), changelog: path.join(dir, 'CHANGELOG.md') };
+  const nodePackage = path.dirname(require.resolve('node/package.json'));
+  const version = (JSON.parse(readFileSync(path.join(nodePackage, 'package.json'), 'utf8')) as { version: string }).version;
+  const platform = path.join(nodePackage, 'node_modules', `node-linux-${process.arch}`);
+  // The node package's install script puts its platform package there, outside the lockfile: a
+  // later `npm install` of anything prunes it.
+  if (!existsSync(path.join(platform, 'CHANGELOG.md'))) throw new Error(`${path.relative(process.cwd(), platform)} is missing (a later npm install prunes it): run npm ci`);
+  return { version, binary: path.join(nodePackage, 'bin/node'), changelog: path.join(platform, 'CHANGELOG.md') };
 }
 
 /** The npm a Node release bundles: the newest "upgrade npm to X" of its CHANGELOG (newest first). */
