@@ -35,6 +35,8 @@ export interface WorkloadSnapshot {
   unsynced: Partial<Record<WatchedPart, string>>;
   /** Node.status.nodeInfo.kubeletVersion as last seen on the Node watch ("v1.31.2"); null until seen or when malformed. */
   kubeletVersion: string | null;
+  /** Node.status.nodeInfo.containerRuntimeVersion ("containerd://2.1.4"); null until seen or when malformed. */
+  containerRuntimeVersion: string | null;
   /** Node.status.volumesAttached[].name and volumesInUse, as last seen on the Node watch. */
   volumesAttached: string[];
   volumesInUse: string[];
