@@ -20,7 +20,7 @@ function sliFacts(facts: FactSet, view: KubeletMetricsView): void {
     for (const key of SLI_FACTS) facts.unknown(key, 'the kubelet exposes no kubelet_pod_start_sli_duration_seconds (kubelets before it was added have none)', view.source);
     return;
   }
-  const detail = `kubelet_pod_start_sli_duration_seconds: ${SINCE[sli.since]}; image pulls excluded`;
+  const detail = `kubelet_pod_start_sli_duration_seconds: ${SINCE[sli.since]}; image pulls excluded (from 1.36, and 1.34-1.35 patches, also init containers, stateful and not-immediately-schedulable pods); from its buckets only (its _sum can go negative)`;
   facts.set('kubelet.podStartSli.samples', sli.samples, view.source, detail);
   facts.set('kubelet.podStartSli.p99Ms', sli.p99Seconds === null ? null : Math.round(sli.p99Seconds * 1000), view.source, `${detail}; p99 by linear interpolation inside a bucket, as histogram_quantile`);
 }
