@@ -6,8 +6,8 @@
 // then its config file is edited to 50/100 without a restart.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFile, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { homedir, tmpdir } from 'node:os';
+import { copyFile, mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { wireAgent } from '../../src/agent/wire.ts';
@@ -34,9 +34,10 @@ describe('the agent reads its real kubelet\'s /configz: running values decide, d
 
   before(async () => {
     tmp = await mkdtemp(path.join(tmpdir(), 'nta-running-config-'));
-    // A kubelet binary of the test's own, so that replacing it touches nothing shared; in root's home,
+    // A kubelet binary of the test's own, so that replacing it touches nothing shared; under root's /run,
     // not /tmp: a binary in a directory every user may write is not root's to vouch for.
-    binDir = await mkdtemp(path.join(homedir(), '.nta-kubelet-'));
+    await mkdir('/run/nta-test', { recursive: true, mode: 0o755 });
+    binDir = await mkdtemp('/run/nta-test/kubelet-');
     kubeletBinary = path.join(binDir, 'kubelet');
     await copyFile(path.join((envtestAssets() as { dir: string }).dir, 'kubelet'), kubeletBinary);
     cp = await ControlPlane.start({ apiserverArgs: REAL_NODE_APISERVER_ARGS });
