@@ -44,7 +44,7 @@ function grantsOf(role: K8sObject): Record<string, string[]> {
     assert.equal(rule.resourceNames, undefined);
     assert.equal(rule.nonResourceURLs, undefined);
     for (const r of rule.resources) granted[r] = [...(granted[r] ?? []), ...rule.verbs].sort();
-    const groups = rule.resources.some((r: string) => r.startsWith('csi')) ? ['storage.k8s.io'] : [''];
+    const groups = rule.resources.some((r: string) => r.startsWith('csi')) ? ['storage.k8s.io'] : rule.resources.includes('leases') ? ['coordination.k8s.io'] : [''];
     assert.deepEqual(rule.apiGroups, groups);
   }
   return granted;
@@ -84,7 +84,7 @@ function checkPod(ds: K8sObject, probe: boolean): void {
   }
 }
 
-test('base: posture of the DaemonSet, and RBAC exactly nodes list/watch/patch, nodes/metrics get, pods list/watch, csi get/list/watch; events create in "default"', (t) => {
+test('base: posture of the DaemonSet, and RBAC exactly nodes list/watch/patch, nodes/metrics get, pods list/watch, csi get/list/watch; events create in "default"; leases get/create/patch in its namespace', (t) => {
   const objects = build(t, BASE);
   if (!objects) return;
   const [ds] = byKind(objects, 'DaemonSet');
@@ -94,10 +94,12 @@ test('base: posture of the DaemonSet, and RBAC exactly nodes list/watch/patch, n
   assert.equal(clusterRoles.length, 1);
   assert.deepEqual(grantsOf(clusterRoles[0] as K8sObject), expected);
   const roles = byKind(objects, 'Role');
-  assert.deepEqual(roles.map((r) => [r.metadata.namespace, grantsOf(r)]), [['default', { events: ['create'] }]]);
+  assert.deepEqual(roles.map((r) => [r.metadata.namespace, grantsOf(r)]),
+    [['default', { events: ['create'] }], ['node-tuning-advisor', { leases: ['create', 'get', 'patch'] }]]);
   const bindings = byKind(objects, 'RoleBinding');
+  const agent = [{ kind: 'ServiceAccount', name: 'node-tuning-advisor', namespace: 'node-tuning-advisor' }];
   assert.deepEqual(bindings.map((b) => [b.metadata.namespace, b.roleRef.name, b.subjects]),
-    [['default', roles[0]?.metadata.name, [{ kind: 'ServiceAccount', name: 'node-tuning-advisor', namespace: 'node-tuning-advisor' }]]]);
+    roles.map((r) => [r.metadata.namespace, r.metadata.name, agent]));
 });
 
 test('probe overlay: two DaemonSets, the probe one on control-plane nodes only with one writable hostPath', (t) => {

@@ -16,6 +16,7 @@ import type { NodeObject } from '../../kube/objects.ts';
 import { stripControls } from '../../text/terminal.ts';
 import { DEFAULT_AGENT_NAMESPACE } from '../../wire/heartbeat.ts';
 import { EXIT_OK, UsageError, listFlag, parseDuration, parseFlags, type Io } from '../io.ts';
+import { namespaceFlag } from '../kube-flags.ts';
 
 export const AGENT_USAGE = `Usage: node-tuning-advisor agent [flags]
 
@@ -56,9 +57,6 @@ back off exponentially (1 s … 5 min, jittered). SIGTERM aborts what is in flig
 `;
 
 export { parseDuration };
-
-/** A namespace name as the API allows it (a DNS label). */
-const NAMESPACE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 function version(): string {
   return (createRequire(import.meta.url)('../../../package.json') as { version: string }).version;
@@ -108,8 +106,7 @@ export async function agentCommand(args: string[], io: Io): Promise<number> {
   const startupJitterMs = Math.min(intervalMs, parseDuration('--startup-jitter', values['startup-jitter'] as string, { allowZero: true }));
   const heartbeatMs = parseDuration('--heartbeat', values.heartbeat as string);
   if (heartbeatMs < 1000 || heartbeatMs > 86_400_000) throw new UsageError(`--heartbeat ${values.heartbeat} must be from 1s to 24h (default 5m)`);
-  const namespace = values.namespace ?? env.POD_NAMESPACE ?? DEFAULT_AGENT_NAMESPACE;
-  if (!NAMESPACE.test(namespace)) throw new UsageError(`--namespace "${stripControls(namespace).slice(0, 80)}" is not a namespace name (lower-case letters, digits and "-"; $POD_NAMESPACE is the default)`);
+  const namespace = namespaceFlag(values.namespace === undefined ? '$POD_NAMESPACE' : '--namespace', values.namespace ?? env.POD_NAMESPACE);
   const probe = values['probe-interval'] ?? 'auto';
   const probeInterval: ProbeInterval = probe === 'auto' ? 'auto' : probe === 'off' ? 0 : parseDuration('--probe-interval', probe);
   const caFile = values['kubelet-ca-file'] as string | undefined;
