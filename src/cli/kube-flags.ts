@@ -44,7 +44,7 @@ export function clusterApiFrom(values: { kubeconfig?: string; context?: string }
 
 /** --agent-namespace: where the agents run and keep their heartbeat Leases (report, describe, cleanup). */
 export const AGENT_NAMESPACE_FLAG = { 'agent-namespace': { type: 'string' } } as const;
-export const AGENT_NAMESPACE_USAGE = `  --agent-namespace NS   the agents' namespace, where their heartbeat Leases are (default ${DEFAULT_AGENT_NAMESPACE})
+export const AGENT_NAMESPACE_USAGE = `  --agent-namespace NS   the agents' namespace: their heartbeat Leases (default ${DEFAULT_AGENT_NAMESPACE})
 `;
 /** A namespace name as the API allows it (a DNS label). */
 const NAMESPACE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;

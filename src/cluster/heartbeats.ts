@@ -26,7 +26,7 @@ export class HeartbeatBook {
 
   constructor(namespace: string, nowMs: number) {
     this.summary = { namespace, leases: 0 };
-    this.nowMs = nowMs;
+    this.nowMs = Number.isFinite(nowMs) ? nowMs : Date.now();
   }
 
   /** The heartbeat Leases of `namespace`, page by page. */

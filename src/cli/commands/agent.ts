@@ -45,15 +45,19 @@ Flags:
   --kubelet-insecure-tls do not verify the kubelet's serving certificate (self-signed kubelets);
                          the agent's token is then sent to whoever answers at the Node's address
   --kubelet-address IP   where the kubelet listens (default: the Node's InternalIP, else ExternalIP)
-  --dry-run              print the merge patch and Events instead of sending them (only reads)
-  --once                 one scan and one publish, then exit (0 published, 1 gave up after retries)
+  --dry-run              print the merge patch and Events instead of sending them (only reads;
+                         no heartbeat)
+  --once                 one scan, one publish and one heartbeat renewal, then exit (0 published,
+                         1 gave up after retries)
   -h, --help             this help
 
 API use: one LIST and one watch each of this Node (fieldSelector metadata.name=NAME), the pods on it
 (fieldSelector spec.nodeName=NAME), CSIDriver objects and this node's CSINode; no periodic GET or LIST;
-writes only on change, plus one heartbeat PATCH per --heartbeat (one GET of it at start); before each scan one GET of the kubelet's /metrics (HTTPS with the agent's token,
+writes only on change, plus one heartbeat PATCH per --heartbeat (one GET of it at start);
+before each scan one GET of the kubelet's /metrics (HTTPS with the agent's token,
 RBAC get nodes/metrics; plain HTTP only where the port answers plain HTTP, without the token); client limit 1 request/s, burst 5; 429 honours Retry-After (watches too); errors
-back off exponentially (1 s … 5 min, jittered). SIGTERM aborts what is in flight and exits within 2 s. Deploy-free try-out: agent --kubeconfig ~/.kube/config --node-name N --dry-run --once
+back off exponentially (1 s … 5 min, jittered). SIGTERM aborts what is in flight and exits within 2 s (it clears nothing: see cleanup).
+Deploy-free try-out: agent --kubeconfig ~/.kube/config --node-name N --dry-run --once
 `;
 
 export { parseDuration };

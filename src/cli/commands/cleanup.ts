@@ -21,8 +21,8 @@ annotation stays.
 
 Flags:
 ${KUBE_FLAGS_USAGE}${AGENT_NAMESPACE_USAGE}  --revoke-agent-access  first delete the agents' bindings (ClusterRoleBinding node-tuning-advisor,
-                         RoleBinding node-tuning-advisor-heartbeat in --agent-namespace), so agents still
-                         running cannot write again: what the Helm chart's uninstall hook does
+                         RoleBinding node-tuning-advisor-heartbeat in --agent-namespace), so
+                         agents still running cannot write again: what helm uninstall's hook does
   --dry-run              count what would be removed; write nothing
   --qps N                requests per second at most (default ${DEFAULT_QPS})
   -h, --help             this help

@@ -40,10 +40,11 @@ ${KUBE_FLAGS_USAGE}${AGENT_NAMESPACE_USAGE}  -l, --selector SEL     only nodes m
   -h, --help             this help
 
 Reads only, lists one request at a time: the heartbeat Leases in the agents'
-namespace; nodes as metadata (labels and annotations); ConfigMaps named feature-flags; PipelineRuns as metadata, then
-the 50 newest in full; Deployments, StatefulSets and DaemonSets (to find
-Tekton's controller and the CSI sidecars), then ≤ 5 running pods of those by
-their workload's selector, and their log tails. Never all pods, never one
+namespace; nodes as metadata (labels and annotations); ConfigMaps named
+feature-flags; PipelineRuns as metadata, then the 50 newest in full;
+Deployments, StatefulSets and DaemonSets (to find Tekton's controller and
+the CSI sidecars), then ≤ 5 running pods of those by their workload's
+selector, and their log tails. Never all pods, never one
 request per node. On a terminal, progress and the requests and bytes it cost
 go to stderr.
 Exit codes: 0 nothing failed at or above --fail-on; 1 something did;
