@@ -22,7 +22,7 @@ import { FINDINGS_KEY } from '../../src/wire/annotations.ts';
 import { ControlPlane, realServerTier } from '../helpers/control-plane.ts';
 import { imageTier, testImage, testImageArchive } from '../helpers/image.ts';
 import { BASE, type K8sObject } from '../helpers/manifests.ts';
-import { RealNode, prepareRealNode, realNodeTier } from '../helpers/real-node.ts';
+import { REAL_NODE_APISERVER_ARGS, RealNode, realNodeTier } from '../helpers/real-node.ts';
 import { AGENT_NAMESPACE, PREFIX, nodeEvents, ownAnnotations } from '../helpers/shipped.ts';
 
 const NODE = 'real-node-1';
@@ -51,8 +51,8 @@ async function kustomization(cp: ControlPlane, dir: string, node: RealNode, imag
     { op: 'add', path: '/spec/template/spec/containers/0/imagePullPolicy', value: 'Never' },
     { op: 'replace', path: `/spec/template/spec/containers/0/args/${args.findIndex((a) => a.startsWith('--interval='))}`, value: '--interval=10s' },
     { op: 'add', path: '/spec/template/spec/containers/0/args/-', value: '--startup-jitter=0s' },
-    { op: 'add', path: '/spec/template/spec/volumes/-', value: { name: 'kubelet-config', hostPath: { path: node.kubeletConfig, type: 'File' } } },
-    { op: 'add', path: '/spec/template/spec/containers/0/volumeMounts/-', value: { name: 'kubelet-config', mountPath: `/host${node.kubeletConfig}`, readOnly: true } },
+    { op: 'add', path: '/spec/template/spec/volumes/-', value: { name: 'kubelet-config', hostPath: { path: node.configFile, type: 'File' } } },
+    { op: 'add', path: '/spec/template/spec/containers/0/volumeMounts/-', value: { name: 'kubelet-config', mountPath: `/host${node.configFile}`, readOnly: true } },
   ];
   for (const [i, volume] of (pod.volumes as { name: string; hostPath?: { path: string } }[]).entries()) {
     if (!volume.hostPath || existsSync(volume.hostPath.path)) continue;
@@ -72,17 +72,14 @@ async function kustomization(cp: ControlPlane, dir: string, node: RealNode, imag
 describe('the image as the shipped DaemonSet\'s pod on a real node (kubelet v1.36.2, containerd)', { ...realServerTier(), ...imageTier(), ...realNodeTier() }, () => {
   let cp: ControlPlane | undefined;
   let node: RealNode | undefined;
-  let prepared: string | undefined;
   let tmp: string;
   let podIp = '';
 
   before(async () => {
     tmp = await mkdtemp(path.join(tmpdir(), 'nta-real-node-'));
-    const ready = await prepareRealNode();
-    prepared = ready.dir;
-    const [started, archive] = await Promise.all([ControlPlane.start({ scheduler: true, controllerManager: true, apiserverArgs: ready.apiserverArgs }), testImageArchive()]);
+    const [started, archive] = await Promise.all([ControlPlane.start({ scheduler: true, controllerManager: true, apiserverArgs: REAL_NODE_APISERVER_ARGS }), testImageArchive()]);
     cp = started;
-    node = await RealNode.start(cp, ready.dir, { name: NODE, images: [archive], kubeApiQps: QPS, kubeApiBurst: BURST });
+    node = await RealNode.start(cp, NODE, { REAL_NODE_KUBE_API_QPS: String(QPS), REAL_NODE_KUBE_API_BURST: String(BURST) }, [archive]);
     const [name, tag] = (await testImage()).name.split(':') as [string, string];
     const dir = path.join(tmp, 'deploy');
     await mkdir(dir);
@@ -92,7 +89,6 @@ describe('the image as the shipped DaemonSet\'s pod on a real node (kubelet v1.3
   });
   after(async () => {
     await node?.stop();
-    if (!node && prepared) await rm(prepared, { recursive: true, force: true });
     await cp?.stop();
     if (tmp) await rm(tmp, { recursive: true, force: true });
   });

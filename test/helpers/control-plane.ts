@@ -138,6 +138,11 @@ export class ControlPlane {
     return cp;
   }
 
+  /** The PID of a running component (kube-apiserver, etcd, …), for tools that check its command line. */
+  pidOf(name: string): number | undefined {
+    return this.components.get(name)?.child.pid;
+  }
+
   /** Stops every component this instance started (clients first, etcd last) and removes its dir. */
   /**
    * The end of a suite: every component at once with SIGKILL (their state is thrown away; a graceful
@@ -266,21 +271,6 @@ export class ControlPlane {
     // Its discovery cache in this control plane's dir, not ~/.kube/cache (one more dir per port, forever).
     const cache = ['--cache-dir', path.join(this.dir, 'kubectl-cache')];
     return runCommand(binary, ['--kubeconfig', opts.kubeconfig ?? this.kubeconfig, ...cache, ...args], { env: { ...process.env, ...opts.env }, input: opts.input });
-  }
-
-  /**
-   * DIR/env as the envtest `control-plane` script writes it (`export NAME=value` lines), for the tools
-   * that take a control plane's directory (`real-node start --control-plane DIR`).
-   */
-  async writeEnvFile(): Promise<string> {
-    const file = path.join(this.dir, 'env');
-    const values: Record<string, string> = {
-      KUBECONFIG: this.kubeconfig, KUBE_URL: this.url, KUBE_CA_FILE: this.caFile, KUBE_CA_KEY_FILE: this.caKeyFile,
-      KUBE_ADMIN_TOKEN: this.adminToken, KUBE_ASSETS: this.assets, KUBE_CONTROL_PLANE_DIR: this.dir,
-      KUBE_APISERVER_PID: String(this.components.get('kube-apiserver')?.child.pid ?? ''),
-    };
-    await writeFile(file, Object.entries(values).map(([k, v]) => `export ${k}=${v}\n`).join(''), { mode: 0o600 });
-    return file;
   }
 
   /** A kubeconfig file for another identity (a ServiceAccount token, say), CA embedded. */

@@ -18,7 +18,7 @@ const rule = parse(await readFile(path.join(REPO, 'manifests/components/promethe
 /** The chart's default base of runbook_url (values.yaml prometheusOperator.runbookBaseUrl): this release's docs/runbooks. */
 const RUNBOOK_BASE = parse(await readFile(path.join(REPO, 'charts/node-tuning-advisor/values.yaml'), 'utf8')).prometheusOperator.runbookBaseUrl;
 const REQUIRED = ['NodeTuningCriticalFinding', 'NodeTuningCriticalUnknown', 'NodeTuningCoverageLow', 'NodeTuningScoreLow', 'EtcdDiskFsyncSlow', 'KubeClientThrottling',
-  'PodStartupSLOBreached', 'NodeTuningAdvisorDown', 'NodeTuningAdvisorScanStale'];
+  'PodStartupSLOBreached', 'NodeTuningAdvisorDown', 'NodeTuningAdvisorScanStale', 'NodeTuningAdvisorHeartbeatStale'];
 type AlertRule = { alert: string; record?: string; expr: string; for?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
 const alerts: AlertRule[] = raw.groups.flatMap((g: { rules: AlertRule[] }) => g.rules).filter((r: AlertRule) => r.alert !== undefined);
 

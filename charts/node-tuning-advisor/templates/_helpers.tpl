@@ -28,3 +28,12 @@ refused, naming image.tag: its text is lost. An integer came from --set, which k
 {{- printf "%s:%s" $repository ($tag | toString) -}}
 {{- end -}}
 {{- end -}}
+
+{{/*
+The labels of the objects of templates/cleanup.yaml (the uninstall's cleanup), which the kustomizations do not have.
+*/}}
+{{- define "node-tuning-advisor.cleanupLabels" -}}
+app.kubernetes.io/component: cleanup
+app.kubernetes.io/name: node-tuning-advisor
+app.kubernetes.io/part-of: node-tuning-advisor
+{{- end -}}
