@@ -167,7 +167,7 @@ describe('the Helm chart in its own release namespace on a real control plane', 
   test('helm uninstall: every object of the release is gone, cluster-scoped ones included', async () => {
     // --no-hooks: the pre-delete cleanup Job's pod would need a kubelet (test/e2e/helm-uninstall.test.ts plays it).
     const hooks = await helm(['get', 'hooks', RELEASE, '-n', namespace], cp);
-    assert.match(hooks.stdout, /"helm\.sh\/hook": pre-delete/, 'the release carries its cleanup hook');
+    assert.match(hooks.stdout, /^    helm\.sh\/hook: pre-delete$/m, 'the release carries its cleanup hook');
     const uninstalled = await helm(['uninstall', RELEASE, '-n', namespace, '--wait', '--no-hooks'], cp);
     assert.equal(uninstalled.code, 0, uninstalled.stderr);
     assert.match(uninstalled.stdout, new RegExp(`release "${RELEASE}" uninstalled`));
