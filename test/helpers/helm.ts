@@ -66,11 +66,23 @@ export function valueFlags(options: RenderOptions): string[] {
   ];
 }
 
-/** `helm template` of the chart; rejects with helm's stderr. */
+const rendered = new Map<string, Promise<Rendered>>();
+
+/**
+ * `helm template` of the chart; rejects with helm's stderr. The same options render once per test
+ * process (the chart does not change while tests run; a helm process costs ~0.2 s of CPU): each
+ * caller gets its own copy of the objects.
+ */
 export async function render(options: RenderOptions = {}): Promise<Rendered> {
-  const args = ['template', options.name ?? 'node-tuning-advisor', CHART, '--namespace', options.namespace ?? 'node-tuning-advisor'];
-  if (options.kubeVersion) args.push('--kube-version', options.kubeVersion);
-  return parseManifest(await helmOutput([...args, ...valueFlags(options)]));
+  const key = JSON.stringify(options);
+  let pending = rendered.get(key);
+  if (!pending) {
+    const args = ['template', options.name ?? 'node-tuning-advisor', CHART, '--namespace', options.namespace ?? 'node-tuning-advisor'];
+    if (options.kubeVersion) args.push('--kube-version', options.kubeVersion);
+    pending = helmOutput([...args, ...valueFlags(options)]).then(parseManifest);
+    rendered.set(key, pending);
+  }
+  return structuredClone(await pending);
 }
 
 /** NOTES.txt as `helm install` prints it after installing. */
