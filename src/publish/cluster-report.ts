@@ -66,11 +66,17 @@ export function unknownRulesLine(report: ClusterReport): string | undefined {
     + 'not counted above; agents with other rule files (run report with their --rules) or annotations someone else wrote';
 }
 
+/** "kubelet restart pending on 3 nodes", from the summary's tally; nothing when none. */
+function restartPendingPart(report: ClusterReport): string[] {
+  const pending = report.summary.restartPending;
+  return pending && pending.nodes > 0 ? [`kubelet restart pending on ${nodeCount(pending.nodes)}`] : [];
+}
+
 function headLine(report: ClusterReport): string {
   const { nodes, withAgent, noAgent, unreadable } = report.summary;
   const scope = report.selector ? ` matching ${report.selector}` : '';
   const counts = [`${spaced(withAgent)} with agent`, ...(noAgent > 0 ? [`${spaced(noAgent)} no agent`] : []), ...(unreadable > 0 ? [`${spaced(unreadable)} unreadable`] : [])];
-  return `node-tuning-advisor report · ${nodeCount(nodes)}${scope} (${counts.join(', ')})`;
+  return [`node-tuning-advisor report · ${nodeCount(nodes)}${scope} (${counts.join(', ')})`, ...restartPendingPart(report)].join(' · ');
 }
 
 function clusterCheckLines(report: ClusterReport, layout: Layout): string[] {
