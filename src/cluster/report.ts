@@ -1,4 +1,4 @@
-// `report` end to end: the Node list as metadata, page by page, each node folded into the fleet
+// `report` end to end: the agents' heartbeat Leases (one paged LIST), the Node list as metadata, page by page, each node folded into the fleet
 // tallies (and handed to the caller, who may stream it) and dropped; then the cluster-scope facts,
 // the cluster-scope rules through the same engine as node scans. No per-node request is ever sent,
 // and memory holds the worst N nodes and the tallies, not the fleet.
@@ -13,9 +13,15 @@ import type { ApiRequest, ClusterApi } from './api.ts';
 import { clusterCheckFacts } from './checks.ts';
 import { FleetTally, type FleetGroup, type FleetSummary, type NodeGroup } from './fleet.ts';
 import { nodeRow, type NodeRow } from './nodes.ts';
+import { HeartbeatBook } from './heartbeats.ts';
+import { DEFAULT_AGENT_NAMESPACE } from '../wire/heartbeat.ts';
 
-/** 2: nodes paged and grouped (`summary`, `rest`), fleet groups with `count` and `examples`, `api` with bytes. */
-export const CLUSTER_REPORT_SCHEMA_VERSION = 2;
+/**
+ * 2: nodes paged and grouped (`summary`, `rest`), fleet groups with `count` and `examples`, `api` with bytes.
+ * 3: each node with annotations carries `heartbeat` (current, stale or unknown); `summary.stale` counts
+ * the stale ones apart from `withAgent`, `summary.heartbeats` says what was read.
+ */
+export const CLUSTER_REPORT_SCHEMA_VERSION = 3;
 const EVENTS_RULE = 'etcd-events-split';
 /** Control-plane nodes named in the events-split detail. */
 const MAX_EVENTS_DETAIL = 10;
@@ -58,6 +64,8 @@ export interface ReportOptions extends RuleSelection {
   generatedAt?: string;
   /** Every node row as it is read, in list (name) order: the JSON stream. */
   onNode?: (row: NodeRow) => void | Promise<void>;
+  /** Where the agents' heartbeat Leases are (default node-tuning-advisor). */
+  agentNamespace?: string;
 }
 
 /** Whether kube-apiserver keeps Events in their own etcd, as the control-plane nodes' agents saw it. */
@@ -110,10 +118,10 @@ export function apiSummary(api: ClusterApi): ApiSummary {
 }
 
 /** The Node list (metadata only), folded page by page. */
-async function foldNodes(api: ClusterApi, options: ReportOptions, tally: FleetTally, events: EventsSplitTally): Promise<void> {
+async function foldNodes(api: ClusterApi, options: ReportOptions, tally: FleetTally, events: EventsSplitTally, heartbeats: HeartbeatBook): Promise<void> {
   const listed = await api.scan(NODES, { metadataOnly: true, ...(options.selector ? { labelSelector: options.selector } : {}) }, async (items) => {
     for (const item of items) {
-      const row = nodeRow(item);
+      const row = nodeRow(item, (name) => heartbeats.livenessOf(name));
       tally.add(row);
       events.add(row);
       await options.onNode?.(row);
@@ -136,7 +144,9 @@ export async function runClusterReport(api: ClusterApi, options: ReportOptions):
     limit: options.limit, categoryOf: (rule) => byId.get(rule)?.category, knownRule: (rule) => byId.has(rule), ruleOf: (rule) => byId.get(rule),
   });
   const events = new EventsSplitTally();
-  await foldNodes(api, options, tally, events);
+  const heartbeats = await HeartbeatBook.read(api, options.agentNamespace ?? DEFAULT_AGENT_NAMESPACE, Date.parse(generatedAt));
+  await foldNodes(api, options, tally, events, heartbeats);
+  tally.summary.heartbeats = heartbeats.summary;
   const facts = new FactSet();
   events.facts(facts, tally.summary, options.selector);
   await clusterCheckFacts(api, facts);
