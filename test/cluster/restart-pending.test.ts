@@ -42,6 +42,7 @@ describe('report: nodes with a kubelet restart pending', () => {
     const tally = fold([
       node('a', [failing(PENDING)]), node('b', hostile), node('c', [failing('kernel-tick-rate'), { rule: PENDING, status: 'pass', severity: 'warning' }]),
       { name: 'd', roles: ['worker'], agent: 'none' }, node('e', [{ rule: PENDING, status: 'unknown', severity: 'warning' }]),
+      { ...node('f', [failing(PENDING)]), heartbeat: { state: 'stale', reason: 'no heartbeat for 20 min' } },
     ]);
     const summary = JSON.parse(JSON.stringify(tally.summary));
     assert.deepEqual(summary.restartPending, { rule: PENDING, severity: 'warning', category: 'kubelet', nodes: 2, examples: ['a', 'b'] });
@@ -49,8 +50,8 @@ describe('report: nodes with a kubelet restart pending', () => {
     assert.deepEqual([group?.count, group?.of], [2, 4], 'the fleet line counts node b once too, out of the 4 nodes with a report');
     const report = clusterReport(tally);
     const head = renderClusterTable(report, { width: 200 }).split('\n')[0];
-    assert.equal(head, 'node-tuning-advisor report · 5 nodes (4 with agent, 1 no agent) · kubelet restart pending on 2 nodes');
-    assert.match(renderClusterMarkdown(report), /^node-tuning-advisor report · 5 nodes \(4 with agent, 1 no agent\) · kubelet restart pending on 2 nodes$/m);
+    assert.equal(head, 'node-tuning-advisor report · 6 nodes (4 with agent, 1 stale, 1 no agent) · kubelet restart pending on 2 nodes', 'a stale node\'s report is not counted, as in withAgent');
+    assert.match(renderClusterMarkdown(report), /^node-tuning-advisor report · 6 nodes \(4 with agent, 1 stale, 1 no agent\) · kubelet restart pending on 2 nodes$/m);
   });
 
   it('none pending: no words in the head line, 0 in the JSON; a rule set without the rule counts nothing (null)', () => {
