@@ -63,7 +63,7 @@ const cgroupCollector: Collector = {
   provides: ['cgroup.version', 'cgroup.mode'],
   async collect({ host, facts }) {
     const table = await readMountTable(host, MOUNT_TABLE);
-    const layout = table.ok ? cgroupLayout(table.entries) : `${table.reason}; the host's cgroup version is read from PID 1's mount table (the DaemonSet needs hostPID)`;
+    const layout = table.ok ? cgroupLayout(table.entries) : table.reason;
     if (typeof layout === 'string') {
       for (const key of ['cgroup.version', 'cgroup.mode']) facts.unknown(key, layout, MOUNT_TABLE);
       return;
