@@ -64,7 +64,7 @@ export function unknownRulesLine(report: ClusterReport): string | undefined {
     + 'not counted above; agents with other rule files (run report with their --rules) or annotations someone else wrote';
 }
 
-function headLine(report: ClusterReport): string {
+export function headLine(report: ClusterReport): string {
   const { nodes, withAgent, noAgent, unreadable } = report.summary;
   const scope = report.selector ? ` matching ${report.selector}` : '';
   const counts = [`${spaced(withAgent)} with agent`, ...(noAgent > 0 ? [`${spaced(noAgent)} no agent`] : []), ...(unreadable > 0 ? [`${spaced(unreadable)} unreadable`] : [])];

@@ -43,7 +43,7 @@ export function factText(fact: RecordedFact): string {
 
 const IMAGE_SOURCE = { flag: '', node: ' (the node\'s own pause image)', fallback: ' (default; the node lists no pause image)' } as const;
 
-function headline(m: Measurement): string[] {
+export function headline(m: Measurement): string[] {
   const placed = m.settings.placement === 'scheduler' ? 'placed by the scheduler' : 'spec.nodeName (scheduler bypassed)';
   const claims = m.settings.pvcStorageClass ? `, a PVC each (${m.settings.pvcStorageClass})` : '';
   const verdict = m.slo.met ? 'MET' : 'MISSED';
@@ -64,7 +64,7 @@ function statsRow(name: string, s: PhaseStats): string[] {
   return [name, formatMs(s.p50Ms), formatMs(s.p90Ms), formatMs(s.p99Ms), formatMs(s.maxMs), String(s.samples)];
 }
 
-function phaseRows(m: Measurement): string[][] {
+export function phaseRows(m: Measurement): string[][] {
   const rows = STARTUP_PHASES.map((p) => statsRow(p, m.phases[p]));
   // The kubelet's Ready stamp → the API showing it (part of total, not of the kubelet's phases).
   if (m.statusDelay) rows.push(statsRow('status write', m.statusDelay));
@@ -78,9 +78,9 @@ function table(header: string[], rows: string[][], rightFrom: number): string[] 
   return [line(header), ...rows.map(line)];
 }
 
-const SLOWEST_HEADER = ['SLOWEST POD', 'TOTAL', 'SCHEDULING', 'INIT', 'CREATION', 'READINESS'];
+export const SLOWEST_HEADER = ['SLOWEST POD', 'TOTAL', 'SCHEDULING', 'INIT', 'CREATION', 'READINESS'];
 
-function slowestRows(m: Measurement): string[][] {
+export function slowestRows(m: Measurement): string[][] {
   return m.slowest.map((s) => [s.pod, formatMs(s.phases.total), formatMs(s.phases.scheduling), formatMs(s.phases.initialization), formatMs(s.phases.creation), formatMs(s.phases.readiness)]);
 }
 
@@ -89,7 +89,7 @@ function groupText(facts: Record<PublishedFact, RecordedFact>, group: PublishedF
   return group.map((k) => ('value' in facts[k] ? factText(facts[k]) : '?')).join('/');
 }
 
-function factsLines(m: Measurement, width: number): string[] {
+export function factsLines(m: Measurement, width: number): string[] {
   const a = m.advisor;
   const score = a.state === 'ok' ? `advisor score ${a.score}/100 (grade ${a.grade})` : a.state === 'none' ? 'no advisor report on it (agent not running there?)' : `advisor report unreadable: ${a.problem}`;
   const known = FACT_GROUPS.filter((g) => g.facts.some((k) => 'value' in a.facts[k])).map((g) => `${g.label} ${groupText(a.facts, g.facts)}`);
@@ -101,14 +101,14 @@ function factsLines(m: Measurement, width: number): string[] {
   return lines;
 }
 
-function notReadyLines(m: Measurement, width: number): string[] {
+export function notReadyLines(m: Measurement, width: number): string[] {
   const lines: string[] = [];
   if (m.notReady.length > 0) lines.push('', `Not Ready (${m.counts.notReady})`, ...m.notReady.flatMap((g) => hang('  ', `${g.pods} × ${g.reason}${g.example ? ` (${g.example})` : ''}`, width, 6)));
   if (m.createErrors.length > 0) lines.push('', `Not created (${m.counts.failedToCreate})`, ...m.createErrors.flatMap((g) => hang('  ', `${g.pods} × ${g.reason}`, width, 6)));
   return lines;
 }
 
-function footer(m: Measurement): string {
+export function footer(m: Measurement): string {
   return `Cluster ${m.clusterVersion ?? 'version unknown'}, kubelet ${m.kubeletVersion ?? 'unknown'}; started ${m.startedAt}; ${m.api.requests} API requests`;
 }
 
@@ -127,7 +127,7 @@ function changeCell(before: number | null, after: number | null, pct: number | n
   return `${formatMs(before)} → ${formatMs(after)}${sign ? `  ${sign}` : ''}`;
 }
 
-function changeRows(c: Comparison): string[][] {
+export function changeRows(c: Comparison): string[][] {
   return c.phases.map((p: PhaseChange) => [p.phase, changeCell(p.before.p50Ms, p.after.p50Ms, p.p50ChangePct), changeCell(p.before.p99Ms, p.after.p99Ms, p.p99ChangePct), p.verdict]);
 }
 
@@ -145,7 +145,7 @@ function sloSide(side: Comparison['before']): string {
   return `${side.sloMet ? 'met' : 'missed'} (p99 ${formatMs(side.p99TotalMs)})`;
 }
 
-function comparisonSummary(c: Comparison): string[] {
+export function comparisonSummary(c: Comparison): string[] {
   const groups = groupChanges(c);
   const changed = groups.filter((g) => g.state === 'changed').map((g) => g.text);
   const same = groups.filter((g) => g.state === 'same').map((g) => g.text);
