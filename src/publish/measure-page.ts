@@ -74,11 +74,13 @@ function ticksMs(maxMs: number, count: number): number[] {
   return Array.from({ length: Math.floor(maxMs / step) + 1 }, (_, i) => i * step);
 }
 
+/** A tick label stays inside its picture: the first starts at its tick, one near the end ends there. */
+function anchor(ms: number, scale: number): string {
+  return ms === 0 ? 'start' : ms / scale > 0.95 ? 'end' : 'middle';
+}
+
 function axis(scale: number): Markup {
-  const labels = ticksMs(scale, 10).map((ms, i, all) => {
-    const anchor = i === 0 ? 'start' : i === all.length - 1 && ms / scale > 0.95 ? 'end' : 'middle';
-    return html`<text x="${x(ms, scale)}" y="13" font-size="12" text-anchor="${anchor}">${formatMs(ms)}</text>`;
-  });
+  const labels = ticksMs(scale, 10).map((ms) => html`<text x="${x(ms, scale)}" y="13" font-size="12" text-anchor="${anchor(ms, scale)}">${formatMs(ms)}</text>`);
   return html`<div class="axis" aria-hidden="true"><span>pod</span><svg class="chart" viewBox="0 0 ${BAR_UNITS} 16">${labels}</svg><span class="pod-total">total</span></div>`;
 }
 
@@ -119,7 +121,7 @@ function distribution(runs: PageRun[], scale: number): Markup {
   const lines = runs.flatMap((r, i) => [['p50', r.measurement.phases.total.p50Ms], ['p99', r.measurement.phases.total.p99Ms]].map(([name, ms]) => (ms === null ? ''
     : html`<line x1="${coord(px(ms as number))}" x2="${coord(px(ms as number))}" y1="4" y2="${h - bottom}" stroke="${i === runs.length - 1 ? COLOURS.blue : COLOURS.grey}" stroke-width="2" stroke-dasharray="${name === 'p50' ? '2 3' : '8 3'}"><title>${r.label} ${name} ${formatMs(ms as number)}</title></line>`)));
   const slo = runs[0]?.measurement.slo.thresholdMs ?? 5000;
-  const xLabels = ticksMs(scale, 10).map((ms) => html`<text x="${coord(px(ms))}" y="${h - 4}" font-size="12" text-anchor="middle">${formatMs(ms)}</text>`);
+  const xLabels = ticksMs(scale, 10).map((ms) => html`<text x="${coord(px(ms))}" y="${h - 4}" font-size="12" text-anchor="${ms === 0 ? 'middle' : anchor(ms, scale)}">${formatMs(ms)}</text>`);
   const keys = runs.map((r, i) => html`<li><span class="swatch" style="${trusted(runs.length > 1 && i === 0 ? `background:#d0d0d0;border:1px solid ${COLOURS.grey}` : `background:${COLOURS.blue}`)}"></span>${r.label}: p50 ${formatMs(r.measurement.phases.total.p50Ms)} (dotted), p99 ${formatMs(r.measurement.phases.total.p99Ms)} (dashed), ${r.measurement.samples.length} pods</li>`);
   return html`<svg class="chart" viewBox="0 0 ${w} ${h}" role="img" aria-label="distribution of total start-up">
 <line x1="${left}" x2="${w}" y1="${h - bottom}" y2="${h - bottom}" stroke="#999"/><text x="2" y="14" font-size="12">${top}</text><text x="2" y="${h - bottom}" font-size="12">0</text>

@@ -31,6 +31,14 @@ export interface PageCheck {
   pods: Record<string, string[]>;
 }
 
+/** Why the browser cannot run here (the tests skip with it), or undefined; under CI=true a missing browser throws. */
+export function browserMissing(): string | undefined {
+  if (toolPath(CHROMIUM)) return undefined;
+  const message = `${CHROMIUM} not found: install it with "apt-get install chromium-headless-shell" (.ci/run does this)`;
+  if (process.env.CI === 'true') throw new Error(message);
+  return message;
+}
+
 export class PageBrowser {
   private readonly context: BrowserContext;
   private readonly profile: string;

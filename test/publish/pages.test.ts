@@ -8,19 +8,15 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { html, escapeHtml, trusted } from '../../src/text/html.ts';
 import { MAX_WATERFALL_PODS, SEGMENTS, histogram, spread, waterfall } from '../../src/measure/waterfall.ts';
-import type { Measurement } from '../../src/measure/result.ts';
 import { renderMeasurementPage } from '../../src/publish/measure-page.ts';
 import { compareMeasurements } from '../../src/measure/compare.ts';
-import { checkMeasurement } from '../../src/measure/saved-check.ts';
 import { renderAnnotations } from '../../src/wire/annotations.ts';
 import { runCli } from '../helpers/cli.ts';
 import { startCluster } from '../helpers/cluster-fixture.ts';
-import { REPO } from '../helpers/manifests.ts';
+import { HOSTILE, MEASUREMENTS, saved } from '../helpers/pages.ts';
 import { finding, report } from '../helpers/reports.ts';
 
-export const HOSTILE = '<img src=x onerror="console.error(\'ran\')">\u202e"\'&';
-const FIXTURES = path.join(REPO, 'test/fixtures/measurements');
-export const saved = async (name: string): Promise<Measurement> => checkMeasurement(JSON.parse(await readFile(path.join(FIXTURES, name), 'utf8')));
+const FIXTURES = MEASUREMENTS;
 
 /** The elements and attributes the pages are built of: nothing that runs, loads or embeds. */
 const ELEMENTS = new Set(['html', 'head', 'meta', 'title', 'style', 'body', 'h1', 'h2', 'h3', 'p', 'b', 'div', 'span', 'section', 'ul', 'li',
