@@ -3,6 +3,7 @@
 import { parseAnnotations, type AnnotatedReport, type RuleEntry } from '../wire/annotations.ts';
 import { parseSummaryFacts } from '../wire/summary-facts.ts';
 import type { Obj } from '../kube/objects.ts';
+import { severityRank, worstSeverity } from '../report/score.ts';
 
 export interface NodeRow {
   name: string;
@@ -64,10 +65,19 @@ export function slimRow(row: NodeRow): NodeRow {
 
 const AGENT_ORDER = { ok: 0, unreadable: 1, none: 2 } as const;
 
-/** Worst first: lowest score, then unreadable annotations, then nodes without an agent; by name within. */
+/** The most severe failing rule's rank (3 critical … 0 nothing fails). */
+function failingRank(row: NodeRow): number {
+  return severityRank(worstSeverity(failingRules(row).map((entry) => entry.severity)));
+}
+
+/**
+ * Worst first: nodes with a report by their most severe failing rule, then lowest score (what could
+ * not be checked never outranks what fails), then unreadable annotations, then nodes without an
+ * agent; by name within.
+ */
 export function worstFirst(a: NodeRow, b: NodeRow): number {
-  return AGENT_ORDER[a.agent] - AGENT_ORDER[b.agent] || (a.report?.score ?? 0) - (b.report?.score ?? 0)
-    || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+  return AGENT_ORDER[a.agent] - AGENT_ORDER[b.agent] || failingRank(b) - failingRank(a)
+    || (a.report?.score ?? 0) - (b.report?.score ?? 0) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 }
 
 export function agentRank(agent: NodeRow['agent']): number {

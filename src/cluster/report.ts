@@ -5,8 +5,8 @@
 import { FactSet, type Fact } from '../facts/fact-set.ts';
 import { NODES } from '../kube/resources.ts';
 import { evaluateRules } from '../rules/engine.ts';
-import { gradeOf, scoreOf } from '../report/score.ts';
-import type { Finding, FindingStatus, Report } from '../report/types.ts';
+import { judge } from '../report/score.ts';
+import type { Coverage, Finding, FindingStatus, Report } from '../report/types.ts';
 import { InputError } from '../input-error.ts';
 import { loadRuleSet, type RuleSelection } from '../rules/rule-set.ts';
 import type { ApiRequest, ClusterApi } from './api.ts';
@@ -47,7 +47,7 @@ export interface ClusterReport {
   /** The other nodes, grouped. */
   rest: NodeGroup[];
   fleet: FleetGroup[];
-  cluster: { score: number; grade: Report['grade']; counts: Record<FindingStatus, number>; findings: Finding[]; facts: Record<string, Fact> };
+  cluster: { score: number; grade: Report['grade']; counts: Record<FindingStatus, number>; coverage: Coverage; findings: Finding[]; facts: Record<string, Fact> };
   api: ApiSummary;
   /** With `explain`: each rule the report names failing (fleet, node rows) or open in the cluster checks, as the rule set has it. */
   explanations?: RuleExplanation[];
@@ -146,7 +146,7 @@ export async function runClusterReport(api: ClusterApi, options: ReportOptions):
   const findings = evaluateRules(rules, facts);
   const counts: Record<FindingStatus, number> = { fail: 0, unknown: 0, pass: 0, 'not-applicable': 0 };
   for (const f of findings) counts[f.status]++;
-  const score = scoreOf(findings);
+  const { score, grade, coverage } = judge(findings);
   const nodes = tally.worstRows();
   const fleet = tally.fleet();
   const named = [...fleet.map((g) => g.rule), ...nodes.flatMap((row) => row.report?.rules.filter((e) => e.status === 'fail').map((e) => e.rule) ?? []),
@@ -160,7 +160,7 @@ export async function runClusterReport(api: ClusterApi, options: ReportOptions):
     nodes,
     rest: tally.rest(),
     fleet,
-    cluster: { score, grade: gradeOf(score), counts, findings, facts: facts.toJSON() },
+    cluster: { score, grade, counts, coverage, findings, facts: facts.toJSON() },
     api: apiSummary(api),
     ...(options.explain ? { explanations: explanationsFor(everyScope, named) } : {}),
   };

@@ -8,6 +8,7 @@ import type { RuleExplanation } from '../cluster/explanations.ts';
 import { spaced } from '../cluster/fleet.ts';
 import type { NodeRow } from '../cluster/nodes.ts';
 import type { Finding, Report } from '../report/types.ts';
+import { coverageText } from '../report/score.ts';
 import { html, trusted, type HtmlValue, type Markup } from '../text/html.ts';
 import { headLine, restLines, unknownRulesLine } from './cluster-report.ts';
 import { COLOURS, coord, page, table } from './page.ts';
@@ -61,15 +62,14 @@ function fleetSection(report: ClusterReport, known: ReadonlySet<string>): Markup
 function nodeFindings(row: NodeRow, fixes: ReadonlyMap<string, RuleExplanation>, known: ReadonlySet<string>): Markup {
   if (row.agent === 'none') return html`no agent (no report annotation)`;
   if (row.agent === 'unreadable') return html`unreadable report: ${row.problem ?? ''}`;
-  const rules = row.report?.rules ?? [];
-  const failing = rules.filter((e) => e.status === 'fail');
-  const unknown = rules.length - failing.length;
+  const failing = (row.report?.rules ?? []).filter((e) => e.status === 'fail');
+  const unknown = row.report?.counts.unknown ?? 0;
   const items = failing.map((e) => {
     const fix = fixes.get(e.rule)?.fix;
     return html`<li>${tag(e.severity)} ${ruleLink(e.rule, known)}${e.observed ? html`: ${e.observed}` : ''}${fix ? html` — <b>fix</b>: ${fix}` : ''}</li>`;
   });
   const omitted = row.report?.omitted ? html`<li>${row.report.omitted} more not in the annotation (8 KiB): run scan on the node</li>` : '';
-  return html`${items.length > 0 || omitted ? html`<ul class="findings">${items}${omitted}</ul>` : 'nothing failing'}${unknown > 0 ? html`<p class="note">${unknown} undecided (unknown)</p>` : ''}`;
+  return html`${items.length > 0 || omitted ? html`<ul class="findings">${items}${omitted}</ul>` : 'nothing failing'}${unknown > 0 ? html`<p class="note">${unknown} unknown (could not be checked; not in the score)</p>` : ''}`;
 }
 
 function worstSection(report: ClusterReport, fixes: ReadonlyMap<string, RuleExplanation>, known: ReadonlySet<string>): Markup {
@@ -96,7 +96,7 @@ function checkItem(f: Finding, known: ReadonlySet<string>): Markup {
 function clusterSection(report: ClusterReport, known: ReadonlySet<string>): Markup {
   const c = report.cluster;
   const open = c.findings.filter((f) => f.status === 'fail' || f.status === 'unknown');
-  return html`<h2>Cluster checks: score ${c.score}/100 (grade ${c.grade})</h2><p>${summaryLine(c.counts)}</p>${open.map((f) => checkItem(f, known))}`;
+  return html`<h2>Cluster checks: score ${c.score}/100 (grade ${c.grade})</h2><p>${summaryLine(c.counts)}; ${coverageText(c.coverage)}</p>${open.map((f) => checkItem(f, known))}`;
 }
 
 function explanation(rule: RuleExplanation): Markup {

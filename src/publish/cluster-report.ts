@@ -19,12 +19,14 @@ export interface ClusterViewOptions {
   verbose?: boolean;
 }
 
+/** Score, grade, and the failing rules with how many more could not be checked (coverage, not in the score). */
 function nodeCells(row: NodeRow): [string, string, string] {
   if (row.agent === 'none') return ['—', '—', 'no agent'];
   if (row.agent === 'unreadable') return ['?', '?', `unreadable: ${row.problem ?? ''}`];
   const failing = failingRules(row).map((f) => f.rule);
   const report = row.report as NonNullable<NodeRow['report']>;
-  return [String(report.score), report.grade, failing.length > 0 ? failing.join(', ') : 'nothing failing'];
+  const unknown = report.counts.unknown > 0 ? ` · ${report.counts.unknown} unknown` : '';
+  return [String(report.score), report.grade, `${failing.length > 0 ? failing.join(', ') : 'nothing failing'}${unknown}`];
 }
 
 /** One row per node; names and roles wrap inside their columns, the failing rules under theirs. */

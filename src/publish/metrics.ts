@@ -3,7 +3,7 @@
 // the finite rule set, components from a fixed list, info-label values are capped in length and count.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
 import type { Fact } from '../facts/fact-set.ts';
-import type { FindingStatus, Report } from '../report/types.ts';
+import type { Coverage, FindingStatus, Report } from '../report/types.ts';
 import { STARTUP_FIGURES } from '../workload/snapshot.ts';
 import { KUBELET_READ_RESULTS, type KubeletReadResult } from '../workload/kubelet-view.ts';
 import { oneLine } from '../text/controls.ts';
@@ -95,6 +95,12 @@ export function createAgentMetrics(version: string): AgentMetrics {
   new Gauge({
     name: `${P}score`, help: 'Tuning score of this node, 0-100 (100 = nothing to fix).', registers,
     collect() { if (report) this.set(report.score); },
+  });
+  new Gauge({
+    name: `${P}rules_checked_ratio`,
+    help: 'Coverage: of the rules that apply on this node, the share the last scan could decide (pass or fail), 0-1; 1 when none applies. Unknown rules are not in the score.',
+    registers,
+    collect() { if (report) this.set(checkedRatio(report.coverage)); },
   });
   // No free text in labels: the fix comes from the rule set (recording rule node_tuning_advisor:rule_fix:info in the alerts).
   new Gauge({
@@ -282,4 +288,9 @@ function perComponentGauge(
       }
     },
   });
+}
+
+/** decided / applicable; 1 when no rule applies (nothing was left undecided). */
+export function checkedRatio(coverage: Coverage): number {
+  return coverage.applicable === 0 ? 1 : coverage.decided / coverage.applicable;
 }

@@ -53,6 +53,17 @@ export interface Finding {
   scoreImpact: number;
 }
 
+/** Of the rules that apply to the node, how many the scan could decide: beside the score, never in it. */
+export interface Coverage {
+  /** Passing and failing rules. */
+  decided: number;
+  /** Rules that are not `not-applicable`: decided + unknown. */
+  applicable: number;
+  unknown: number;
+  /** Unknown rules of severity critical. */
+  criticalUnknown: number;
+}
+
 export interface Report {
   schemaVersion: number;
   node: string;
@@ -61,6 +72,7 @@ export interface Report {
   score: number;
   grade: 'A' | 'B' | 'C' | 'D' | 'F';
   counts: Record<FindingStatus, number>;
+  coverage: Coverage;
   findings: Finding[];
   facts: Record<string, Fact>;
 }

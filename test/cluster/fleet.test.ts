@@ -7,6 +7,8 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { FleetTally, MAX_EXAMPLES } from '../../src/cluster/fleet.ts';
 import { failingRules, slimRow, worstFirst, type NodeRow } from '../../src/cluster/nodes.ts';
+import { judge, scoreImpact } from '../../src/report/score.ts';
+import { finding } from '../helpers/reports.ts';
 import { TopN } from '../../src/cluster/top.ts';
 import { selectorString } from '../../src/cluster/workloads.ts';
 import { parse } from 'yaml';
@@ -132,5 +134,26 @@ describe('a workload\'s selector as a labelSelector query', () => {
       const result = selectorString(garbage);
       if ('selector' in result) assert.match(result.selector, /^[A-Za-z0-9_./,=!() -]+$/);
     }));
+  });
+});
+
+describe('report orders nodes by what fails on them, then score: unknown never outranks broken', () => {
+  const row = (name: string, entries: { rule: string; status: 'fail' | 'unknown'; severity: 'info' | 'warning' | 'critical' }[]): NodeRow => {
+    const findings = entries.map((e) => finding(e.rule, e.status, { severity: e.severity, scoreImpact: scoreImpact(e.status, e.severity, 3) }));
+    const judged = judge(findings);
+    const counts = { pass: 5, fail: findings.filter((f) => f.status === 'fail').length, unknown: findings.filter((f) => f.status === 'unknown').length, 'not-applicable': 0 };
+    return { name, roles: ['worker'], agent: 'ok', report: { schemaVersion: 2, score: judged.score, grade: judged.grade, counts, omitted: 0, rules: entries.map((e) => ({ ...e })) } };
+  };
+  it('2 failing infos and 9 unknowns rank below the node that breached the SLO; a critical first', () => {
+    const unreadable = row('mostly-unknown', [
+      { rule: 'image-pull-serialized', status: 'fail', severity: 'info' }, { rule: 'etcd-events-split', status: 'fail', severity: 'info' },
+      ...Array.from({ length: 9 }, (_, i) => ({ rule: `unknown-${i}`, status: 'unknown' as const, severity: 'critical' as const })),
+    ]);
+    const slo = row('slo-breached', [{ rule: 'pod-startup-slo', status: 'fail', severity: 'warning' }]);
+    const critical = row('etcd-slow', [{ rule: 'etcd-fsync-latency', status: 'fail', severity: 'critical' }]);
+    const clean = row('clean', []);
+    assert.deepEqual([clean, unreadable, slo, critical].sort(worstFirst).map((r) => r.name), ['etcd-slow', 'slo-breached', 'mostly-unknown', 'clean']);
+    assert.ok((unreadable.report?.score ?? 0) > (slo.report?.score ?? 100), 'unknowns take no points');
+    assert.deepEqual([clean.report?.grade, slo.report?.grade, critical.report?.grade], ['A', 'B', 'F']);
   });
 });

@@ -7,6 +7,7 @@ import type { FactSet } from '../../facts/fact-set.ts';
 import type { HostRoot } from '../../host/host-root.ts';
 import { listProcesses, parseFlags, type FlagMap } from '../../host/processes.ts';
 import { pickComponentProcess } from '../../host/component-process.ts';
+import { processExe } from '../../host/trust.ts';
 import { configLayerFrom, KUBELET_BOOLEAN_FLAGS, KUBELET_FIELDS, mergeKubeletSettings, suggestedLimits, type ConfigLayer } from './config.ts';
 import { findKubeletCommand, type KubeletCommand } from './command.ts';
 import { detectKubeletVersion } from './version.ts';
@@ -69,10 +70,23 @@ function setUnknownFields(facts: FactSet, reason: string): void {
   for (const key of [...FIELD_FACTS, 'kubelet.qpsSetIn', 'kubelet.qpsFix']) facts.unknown(key, reason);
 }
 
+/** Whether the running kubelet's binary was replaced on disk since it started (restart pending): from its /proc/<pid>/exe. */
+async function setBinaryReplaced(host: HostRoot, facts: FactSet, command: KubeletCommand): Promise<void> {
+  if (command.via !== 'process' || command.pid === undefined) {
+    return facts.unknown('kubelet.binaryReplaced', 'no running kubelet process was found to compare with its binary on disk');
+  }
+  const exe = await processExe(host, command.pid);
+  const source = `/proc/${command.pid}/exe`;
+  if ('unreadable' in exe) return facts.unknown('kubelet.binaryReplaced', `${exe.unreadable} (reading another process's binary needs CAP_SYS_PTRACE)`, source);
+  facts.set('kubelet.binaryReplaced', exe.deleted, source, exe.deleted
+    ? `the running kubelet's binary ${exe.path} was replaced or removed since it started: it runs the old one until restarted (restart pending)`
+    : `the running kubelet runs ${exe.path} as it is on disk`);
+}
+
 const kubeletCollector: Collector = {
   name: 'kubelet',
   provides: [
-    'kubelet.present', 'kubelet.commandSource', 'kubelet.configLayout', 'kubelet.configFile', 'kubelet.configDropIns',
+    'kubelet.present', 'kubelet.binaryReplaced', 'kubelet.commandSource', 'kubelet.configLayout', 'kubelet.configFile', 'kubelet.configDropIns',
     'kubelet.version', ...FIELD_FACTS, 'kubelet.suggestedQPS', 'kubelet.suggestedBurst', 'kubelet.qpsSetIn', 'kubelet.qpsFix',
   ],
   async collect({ host, facts, cluster }) {
@@ -86,6 +100,7 @@ const kubeletCollector: Collector = {
     const ignored = command.refused.length > 0 ? `; not used: ${command.refused.join('; ')}` : '';
     const trusted = command.trust ? ` (${command.trust.why})` : '';
     facts.set('kubelet.present', true, command.trust?.level === 'inferred' ? 'inferred' : command.source, `found via ${command.via}${trusted}${ignored}`);
+    await setBinaryReplaced(host, facts, command);
     facts.set('kubelet.commandSource', command.source, command.source, command.files.length > 0 ? `files: ${command.files.join(', ')}` : undefined);
     const layout = detectLayout(command);
     facts.set('kubelet.configLayout', layout, command.source);
