@@ -9,6 +9,7 @@ import { Publisher } from './publisher.ts';
 import { WorkloadWatcher } from './workload-watcher.ts';
 import { WorkloadState } from '../workload/state.ts';
 import type { WorkloadSnapshot } from '../workload/snapshot.ts';
+import { DEFAULT_WINDOW_MS } from '../workload/window.ts';
 import type { NodeObject } from '../kube/objects.ts';
 import { KubeletScrape } from './kubelet-scrape.ts';
 import { KubeletMetricsReader, kubeletTarget, type KubeletTarget } from './kubelet-metrics.ts';
@@ -27,6 +28,8 @@ export interface WireOptions {
   agent?: Partial<AgentOptions>;
   /** The watch-fed workload state (tests pass one with a fake clock); default: a new one on the wall clock. */
   workload?: WorkloadState;
+  /** --startup-window (ms): how far back the pod start-up, attach and kubelet SLI figures reach (default 1h). */
+  startupWindowMs?: number;
   /** In-cluster configuration: KUBERNETES_SERVICE_HOST/PORT (default process.env). */
   env?: NodeJS.ProcessEnv;
   /** How the kubelet's /metrics is read (kubelet-metrics.ts): --kubelet-ca-file, --kubelet-insecure-tls. */
@@ -41,8 +44,9 @@ export function wireAgent(opts: WireOptions): Agent {
   const informers = agentInformers(client, opts.nodeName, { backoff, log: opts.log, metrics: opts.metrics });
   const watcher = new NodeWatcher(informers.node, opts.nodeName);
   const publisher = new Publisher(agentWrites(client), (node) => watcher.adopt(node), opts.dryRunOut);
+  const windowMs = opts.startupWindowMs ?? DEFAULT_WINDOW_MS;
   const state = opts.workload ?? new WorkloadState({
-    nodeName: opts.nodeName, onPhase: (phase, seconds) => opts.metrics?.observePodPhase(phase, seconds),
+    nodeName: opts.nodeName, windowMs, onPhase: (phase, seconds) => opts.metrics?.observePodPhase(phase, seconds),
   });
   let kubelet: KubeletTarget | undefined;
   let nodeSeen = false;
@@ -53,7 +57,7 @@ export function wireAgent(opts: WireOptions): Agent {
     kubelet = kubeletTarget(node, opts.nodeName, opts.kubelet?.address);
   });
   const kubeletRead = new KubeletScrape({
-    nodeName: opts.nodeName, log: opts.log, metrics: opts.metrics, target: () => kubelet, nodeSeen: () => nodeSeen,
+    nodeName: opts.nodeName, log: opts.log, metrics: opts.metrics, target: () => kubelet, nodeSeen: () => nodeSeen, windowMs,
     reader: new KubeletMetricsReader({ credentials: () => client.bearerAndCa(), caFile: opts.kubelet?.caFile, insecureTls: opts.kubelet?.insecureTls }),
   });
   watcher.onFailure((reason) => { if (!state.hasListed('node')) state.synced('node', reason); });

@@ -7,7 +7,7 @@ import { STARTUP_PHASES } from '../workload/snapshot.ts';
 import { MILESTONES } from '../workload/pod-milestones.ts';
 import type { RecordedFact } from './advisor.ts';
 import { PLACEMENTS } from './objects.ts';
-import { MEASUREMENT_KIND, MEASUREMENT_SCHEMA_VERSION, type Measurement, type PhaseStats } from './result.ts';
+import { MEASUREMENT_KIND, MEASUREMENT_SCHEMA_VERSION, largest, type Measurement, type PhaseStats } from './result.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -163,6 +163,8 @@ export function checkMeasurement(value: unknown): Measurement {
   // Written since the watch-receive timing; older files have neither.
   if (value.statusDelay !== undefined) value.statusDelay = stats(value.statusDelay, 'statusDelay');
   verdict(value);
+  // The largest phase as this version names it (statusDelay among the parts), whatever version wrote the file.
+  (value.slo as Obj).largestPhase = largest(value as unknown as Measurement);
   counts(value);
   samples(value, 'samples');
   samples(value, 'slowest');

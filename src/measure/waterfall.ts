@@ -6,10 +6,11 @@
 // kubelet's stamp when its write came late), so a bar's segments add up to the pod's total.
 import { happenedAt } from '../workload/pod-milestones.ts';
 import { byCodePoint } from '../order.ts';
-import type { PodSample } from './result.ts';
+import { TIMED_PARTS, type PodSample, type TimedPart } from './result.ts';
 
-export const SEGMENTS = ['scheduling', 'initialization', 'creation', 'readiness', 'statusDelay'] as const;
-export type Segment = (typeof SEGMENTS)[number];
+/** A bar's segments in order: the parts of the total the verdict names its largest phase among. */
+export const SEGMENTS = TIMED_PARTS;
+export type Segment = TimedPart;
 export const TICKS = ['sandbox', 'containersReady'] as const;
 export type Tick = (typeof TICKS)[number];
 

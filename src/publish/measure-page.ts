@@ -7,7 +7,7 @@ import type { Comparison } from '../measure/compare.ts';
 import type { Measurement } from '../measure/result.ts';
 import { MAX_WATERFALL_PODS, SEGMENTS, TICKS, binWidthMs, histogram, waterfall, type Segment, type Tick, type Waterfall, type WaterfallRow } from '../measure/waterfall.ts';
 import { html, trusted, type Markup } from '../text/html.ts';
-import { changeRows, comparisonSummary, factsLines, footer, formatMs, headline, phaseRows } from './measure-view.ts';
+import { ATTACH_HEADER, CHANGE_HEADER, attachRows, changeRows, comparisonSummary, factsLines, footer, formatMs, headline, phaseRows } from './measure-view.ts';
 import { COLOURS, coord, page, table } from './page.ts';
 
 /** One run on the page: its measurement and what to call it ("before.json", "this run"). */
@@ -130,14 +130,18 @@ ${bars}${lines}<line x1="${coord(px(slo))}" x2="${coord(px(slo))}" y1="0" y2="${
 <p class="note">Pods per ${formatMs(bin)} of total start-up (create request → Running and Ready received); bin width ${formatMs(bin)}.</p>`;
 }
 
+const lower = (header: string[]): string[] => header.map((h) => h.toLowerCase());
+
 function phaseTable(run: PageRun): Markup {
-  return html`<div><h3>${run.label}: phases</h3>${table(['phase', 'p50', 'p90', 'p99', 'max', 'pods'], phaseRows(run.measurement), 1)}</div>`;
+  const m = run.measurement;
+  const attach = m.attach ? table(lower(ATTACH_HEADER), attachRows(m), 1) : '';
+  return html`<div><h3>${run.label}: phases</h3>${table(['phase', 'p50', 'p90', 'p99', 'max', 'pods'], phaseRows(m), 1)}${attach}</div>`;
 }
 
 function comparisonSection(c: Comparison): Markup {
-  const rows = changeRows(c).map((row) => row.map((cell, i) => (i === 3 ? html`<span class="${cell.replace(/ /g, '-')}">${cell}</span>` : cell)));
-  return html`<h2>Before → after</h2>${table(['phase', 'p50 before → after', 'p99 before → after', 'verdict'], rows)}
-<p class="note">A change counts when it is at least 10 % and 100 ms (as in the terminal view); smaller ones are "unchanged".</p>
+  const verdict = CHANGE_HEADER.indexOf('VERDICT');
+  const rows = changeRows(c).map((row) => row.map((cell, i) => (i === verdict && cell ? html`<span class="${cell.replace(/ /g, '-')}">${cell}</span>` : cell)));
+  return html`<h2>Before → after</h2>${table(lower(CHANGE_HEADER), rows)}
 ${comparisonSummary(c).map((line) => html`<p>${line}</p>`)}`;
 }
 

@@ -46,8 +46,8 @@ export interface AgentMetrics {
   countUnhandledRejection(): void;
   /** One pod's start-up phase on this node, as the pod watch observed it. */
   observePodPhase(phase: string, seconds: number): void;
-  /** The kubelet's own start-up histograms over the last scan interval (p99 from bucket deltas). */
-  setKubeletSli(interval: Record<string, { samples: number; p99Seconds: number | null }>): void;
+  /** The kubelet's own start-up histograms over --startup-window (p99 from bucket deltas); empty: nothing known over it yet. */
+  setKubeletSli(figures: Record<string, { samples: number; p99Seconds: number | null }>): void;
   /** How the last read of the kubelet's /metrics went (a KUBELET_READ_RESULTS value); not ok: the p99 gauges are cleared. */
   setKubeletRead(result: KubeletReadResult): void;
 }
@@ -151,7 +151,7 @@ export function createAgentMetrics(version: string): AgentMetrics {
   // The windowed quantiles the workload rules judge (pod-startup-slo, volume-attach), as on the Node.
   new Gauge({
     name: `${P}pod_startup_window_seconds`, labelNames: ['phase', 'percentile'], registers,
-    help: 'Percentiles (50, 99) of pod start-up phases over the last pods started on this node, as pod-startup-slo judges them.',
+    help: 'Percentiles (50, 99) of pod start-up phases over the pods started on this node within the agent\'s --startup-window, as pod-startup-slo judges them.',
     collect() {
       this.reset();
       for (const phase of STARTUP_FIGURES) {
@@ -164,7 +164,7 @@ export function createAgentMetrics(version: string): AgentMetrics {
   });
   new Gauge({
     name: `${P}volume_attach_window_seconds`, labelNames: ['percentile'], registers,
-    help: 'Percentiles (50, 90) of pod bound → volume attached in the Node status, over the last attaches on this node, as volume-attach judges them.',
+    help: 'Percentiles (50, 90) of pod bound → volume attached in the Node status, over the attaches on this node within the agent\'s --startup-window, as volume-attach judges them.',
     collect() {
       this.reset();
       for (const percentile of ['50', '90']) {
@@ -202,13 +202,13 @@ export function createAgentMetrics(version: string): AgentMetrics {
   });
   const kubeletP99 = new Gauge({
     name: `${P}kubelet_pod_start_p99_seconds`,
-    help: 'p99 of the kubelet\'s own start-up histograms over the last scan interval, from bucket deltas of its /metrics (kubelet_pod_start_sli_duration_seconds, _total_, image pull, sandbox). ' +
+    help: 'p99 of the kubelet\'s own start-up histograms over the agent\'s --startup-window, from bucket deltas of its /metrics (kubelet_pod_start_sli_duration_seconds, _total_, image pull, sandbox). ' +
       'The SLI excludes image pulls and, on 1.36 and patched 1.34-1.35, pods with init containers and stateful pods: compare with pod_startup_phase_seconds, the pod watch.',
     labelNames: ['histogram'], registers: [registry],
   });
   const kubeletSamples = new Gauge({
     name: `${P}kubelet_pod_start_samples`,
-    help: 'Observations in the kubelet\'s start-up histograms over the last scan interval (0: no pod started, the p99 is absent).',
+    help: 'Observations in the kubelet\'s start-up histograms over the agent\'s --startup-window (0: no pod started, the p99 is absent).',
     labelNames: ['histogram'], registers: [registry],
   });
   const kubeletRead = new Gauge({
@@ -253,11 +253,11 @@ export function createAgentMetrics(version: string): AgentMetrics {
     countWatchError: (watch, reason) => { touch(); watchErrors.inc({ watch, reason }); },
     countUnhandledRejection: () => { touch(); unhandled.inc(); },
     observePodPhase: (phase, seconds) => { touch(); podPhases.observe({ phase }, seconds); },
-    setKubeletSli(interval) {
+    setKubeletSli(figures) {
       touch();
       kubeletP99.reset();
       kubeletSamples.reset();
-      for (const [key, value] of Object.entries(interval)) {
+      for (const [key, value] of Object.entries(figures)) {
         const histogram = KUBELET_SLI_LABELS[key];
         if (histogram === undefined) continue;
         kubeletSamples.set({ histogram }, value.samples);

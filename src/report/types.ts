@@ -38,7 +38,7 @@ export interface Finding {
   status: FindingStatus;
   severity: Severity;
   weight: number;
-  /** What was found, e.g. "CONFIG_HZ=250"; empty when nothing could be read. */
+  /** What was found, e.g. "CONFIG_HZ=250"; empty unless the rule passes or fails (nothing observed decided it). */
   observed: string;
   /** What the rule wants, e.g. "CONFIG_HZ=1000". */
   expected: string;
@@ -46,6 +46,11 @@ export interface Finding {
   message: string;
   /** Unknown and not-applicable: the rule engine's own words ("kernel.hz = none cannot be compared with Lt 1000"). */
   engineReason?: string;
+  /**
+   * Not applicable for lack of data (the rule's enoughDataWhen is false: too few pods in the window),
+   * not because the node has nothing to judge. Like unknown, it sends no Event either way.
+   */
+  lacksData?: true;
   evidence: Evidence[];
   remediation: Remediation;
   references: Reference[];
@@ -75,4 +80,9 @@ export interface Report {
   coverage: Coverage;
   findings: Finding[];
   facts: Record<string, Fact>;
+}
+
+/** Nothing was decided: unknown, or not applicable for lack of data. Neither is a transition for Events. */
+export function undecided(finding: Pick<Finding, 'status' | 'lacksData'>): boolean {
+  return finding.status === 'unknown' || (finding.status === 'not-applicable' && finding.lacksData === true);
 }

@@ -11,10 +11,13 @@ export type StartupPhase = (typeof STARTUP_PHASES)[number];
 export const STARTUP_FIGURES = [...STARTUP_PHASES, 'statusDelay'] as const;
 export type StartupFigure = (typeof STARTUP_FIGURES)[number];
 
+/** One figure over the window: its samples then, their p50 and p99 (null: none). */
 export interface PhaseSummary {
   samples: number;
   p50Ms: number | null;
   p99Ms: number | null;
+  /** More samples fell in the window than it keeps: the figure covers the newest of them. */
+  overflowed: boolean;
 }
 
 export interface CsiDriverInfo {
@@ -42,7 +45,9 @@ export interface WorkloadSnapshot {
   csiDrivers: Record<string, CsiDriverInfo>;
   /** spec.drivers[].name of this node's CSINode; null when the node has none. */
   csiNodeDrivers: string[] | null;
-  attach: { samples: number; p50Ms: number | null; p90Ms: number | null; windowSize: number; drivers: string[] };
+  /** How far back the start-up and attach figures reach (--startup-window), and how many samples each keeps at most. */
+  window: { ms: number; maxSamples: number };
+  attach: { samples: number; p50Ms: number | null; p90Ms: number | null; overflowed: boolean; drivers: string[] };
   startup: Record<StartupFigure, PhaseSummary>;
   /** Pods tracked now (started and waiting ones); bounded. */
   trackedPods: number;

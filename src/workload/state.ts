@@ -5,12 +5,16 @@ import { podView } from './pod-view.ts';
 import { PodStartupTracker } from './pod-startup.ts';
 import { STARTUP_FIGURES, WATCHED_PARTS, type CsiDriverInfo, type StartupFigure, type WatchedPart, type WorkloadSnapshot } from './snapshot.ts';
 import type { Obj } from '../kube/objects.ts';
+import { DEFAULT_MAX_SAMPLES, DEFAULT_WINDOW_MS } from './window.ts';
 
 
 export interface WorkloadStateOptions {
   nodeName: string;
   now?: () => number;
-  windowSize?: number;
+  /** How far back the start-up and attach figures reach (the agent's --startup-window; default 1h; Infinity: all). */
+  windowMs?: number;
+  /** Samples each figure keeps at most (default 1000). */
+  maxSamples?: number;
   maxTracked?: number;
   onPhase?(figure: StartupFigure, seconds: number): void;
 }
@@ -23,6 +27,7 @@ export class WorkloadState {
   readonly startup: PodStartupTracker;
   readonly attach: AttachLatencyTracker;
   private readonly now: () => number;
+  private readonly window: WorkloadSnapshot['window'];
   private readonly drivers = new Map<string, CsiDriverInfo>();
   private csiNodeDrivers: string[] | null = null;
   private volumesAttached: string[] = [];
@@ -40,11 +45,12 @@ export class WorkloadState {
   constructor(opts: WorkloadStateOptions) {
     this.nodeName = opts.nodeName;
     this.now = opts.now ?? Date.now;
-    const windowSize = opts.windowSize ?? 1000;
+    this.window = { ms: opts.windowMs ?? DEFAULT_WINDOW_MS, maxSamples: opts.maxSamples ?? DEFAULT_MAX_SAMPLES };
+    const maxTracked = opts.maxTracked ?? 2000;
     this.startup = new PodStartupTracker({
-      now: this.now, windowSize, maxTracked: opts.maxTracked ?? 2000, onPhase: opts.onPhase,
+      now: this.now, windowMs: this.window.ms, maxSamples: this.window.maxSamples, maxTracked, onPhase: opts.onPhase,
     });
-    this.attach = new AttachLatencyTracker(windowSize, opts.maxTracked ?? 2000);
+    this.attach = new AttachLatencyTracker(this.window.ms, this.window.maxSamples, maxTracked);
   }
 
   /** A watch listed (reason undefined) or failed (its reason stays until the next list). */
@@ -135,6 +141,7 @@ export class WorkloadState {
 
   snapshot(): WorkloadSnapshot {
     const w = this.attach.window;
+    const now = this.now();
     return {
       nodeName: this.nodeName,
       unsynced: { ...this.unsynced },
@@ -143,7 +150,11 @@ export class WorkloadState {
       volumesInUse: [...this.volumesInUse],
       csiDrivers: Object.fromEntries(this.drivers),
       csiNodeDrivers: this.csiNodeDrivers === null ? null : [...this.csiNodeDrivers],
-      attach: { samples: w.size, p50Ms: roundOrNull(w.percentile(50)), p90Ms: roundOrNull(w.percentile(90)), windowSize: w.capacity, drivers: this.attach.drivers() },
+      window: { ...this.window },
+      attach: {
+        samples: w.size(now), p50Ms: roundOrNull(w.percentile(50, now)), p90Ms: roundOrNull(w.percentile(90, now)),
+        overflowed: w.overflowed(now), drivers: this.attach.drivers(now),
+      },
       startup: Object.fromEntries(STARTUP_FIGURES.map((p) => [p, this.startup.summary(p)])) as WorkloadSnapshot['startup'],
       trackedPods: this.startup.tracked,
     };

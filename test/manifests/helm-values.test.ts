@@ -56,10 +56,10 @@ test('pull secrets, scheduling, priority, pod annotations, interval, extra flags
   assert.equal(priority.pod.spec.priorityClassName, 'system-node-critical');
   assert.deepEqual(priority.pod.metadata.annotations, { team: 'platform' });
 
-  const flags = await changed(['agent.interval=90s', 'agent.extraArgs={--kubelet-insecure-tls,--probe-interval=off}']);
+  const flags = await changed(['agent.interval=90s', 'agent.startupWindow=2h', 'agent.extraArgs={--kubelet-insecure-tls,--probe-interval=off}']);
   const args = flags.pod.spec.containers[0].args as string[];
-  assert.deepEqual(args.filter((a) => !(agentPod(base).spec.containers[0].args as string[]).includes(a)), ['--interval=90s', '--kubelet-insecure-tls', '--probe-interval=off']);
-  assert.ok(!args.includes('--interval=5m'));
+  assert.deepEqual(args.filter((a) => !(agentPod(base).spec.containers[0].args as string[]).includes(a)), ['--interval=90s', '--startup-window=2h', '--kubelet-insecure-tls', '--probe-interval=off']);
+  assert.ok(!args.includes('--interval=5m') && !args.includes('--startup-window=1h'));
   assert.deepEqual(args.slice(-2), ['--kubelet-insecure-tls', '--probe-interval=off'], 'extra flags after the chart\'s');
   for (const p of flags.paths) assert.match(p, /^spec\.containers\.0\.args\.\d+$/);
 });
@@ -78,6 +78,7 @@ test('values.schema.json: a misspelt or mistyped value fails the render as Helm 
   await refused('image.pullPolicy=Sometimes', /- image\.pullPolicy: image\.pullPolicy must be one of the following: "", "Always", "IfNotPresent", "Never"/);
   await refused('image.digest=sha256:short', /- image\.digest: Does not match pattern/);
   await refused('agent.interval=5 min', /- agent\.interval: Does not match pattern/);
+  await refused('agent.startupWindow=an hour', /- agent\.startupWindow: Does not match pattern/);
   await refused('agent.extraArgs={kubelet-insecure-tls}', /- agent\.extraArgs\.0: Does not match pattern '\^--\[a-z\]'/);
   await refused('imagePullSecrets[0].nmae=regcred', /- imagePullSecrets\.0: name is required/, /Additional property nmae is not allowed/);
   await refused('ruleOverrides[0].id=kernel-tick-rate,ruleOverrides[0].severity=urgent', /- ruleOverrides\.0\.severity: ruleOverrides\.0\.severity must be one of the following: "info", "warning", "critical"/);

@@ -87,14 +87,38 @@ test('pass, not-applicable and unknown results say why', () => {
   assert.deepEqual([notApplicable.status, notApplicable.message, notApplicable.engineReason], ['not-applicable', 'Not applicable here: linux: no.', 'linux = false']);
   const unknown = evaluateRule(rule(), facts({ linux: true, 'kernel.hz': 'UNKNOWN' }));
   assert.deepEqual([unknown.status, unknown.message, unknown.engineReason], ['unknown', 'Cannot decide: kernel.hz: could not read it.', 'kernel.hz is unknown: could not read it']);
-  assert.equal(unknown.observed, 'CONFIG_HZ=?');
+  assert.equal(unknown.observed, '', 'nothing observed decided it: no "CONFIG_HZ=?" to show anywhere');
+  assert.equal(notApplicable.observed, '');
   assert.equal(unknown.scoreImpact, 0, 'unknown is coverage, not points');
+});
+
+test('enoughDataWhen: too few samples is not applicable for lack of data, in the rule\'s words; enough is judged', () => {
+  const windowed = rule({
+    params: { minHz: 1000, minSamples: 10 },
+    enoughDataWhen: { fact: 'samples', op: 'Ge', param: 'minSamples' },
+    notEnoughData: 'fewer than {{params.minSamples}} pods started in the last {{window}}',
+    observed: 'p99 {{kernel.hz}} ms over {{samples}} pods',
+  });
+  const empty = evaluateRule(windowed, facts({ linux: true, samples: 0, window: '1h', 'kernel.hz': null }));
+  assert.deepEqual([empty.status, empty.lacksData, empty.message, empty.engineReason, empty.observed],
+    ['not-applicable', true, 'Not applicable here: fewer than 10 pods started in the last 1h.', 'samples = 0', '']);
+  assert.equal(empty.evidence[0]?.fact, 'samples', 'the data fact decided it: first in the evidence');
+  const linuxOff = evaluateRule(windowed, facts({ linux: false, samples: 0 }));
+  assert.deepEqual([linuxOff.status, linuxOff.lacksData], ['not-applicable', undefined], 'not applying is not lacking data');
+  const unknown = evaluateRule(windowed, facts({ linux: true, samples: 'UNKNOWN' }));
+  assert.deepEqual([unknown.status, unknown.lacksData, unknown.message], ['unknown', undefined, 'Cannot decide: samples: could not read it.']);
+  const judged = evaluateRule(windowed, facts({ linux: true, samples: 12, window: '1h', 'kernel.hz': 250 }));
+  assert.deepEqual([judged.status, judged.observed], ['fail', 'p99 250 ms over 12 pods']);
 });
 
 test('reasons name facts by their labels; the engine\'s text is kept apart (issue 24)', () => {
   const labelled: EffectiveRule = { ...rule(), factLabels: { 'kernel.hz': "the kernel's timer tick", linux: 'a Linux host' } };
   const none = evaluateRule(labelled, facts({ linux: true, 'kernel.hz': null }));
-  assert.deepEqual([none.status, none.message, none.engineReason], ['unknown', "Cannot decide: the kernel's timer tick: none found.", 'kernel.hz = none cannot be compared with Lt 1000']);
+  assert.deepEqual([none.status, none.message, none.engineReason], ['unknown', "Cannot decide: the kernel's timer tick: cannot be judged, nothing on this host gives it.", 'kernel.hz = none cannot be compared with Lt 1000']);
+  const withDetail = facts({ linux: true });
+  withDetail.set('kernel.hz', null, '/boot', 'no kernel config readable (tried: /boot/config-6.1).');
+  const why = evaluateRule(labelled, withDetail);
+  assert.equal(why.message, "Cannot decide: the kernel's timer tick: cannot be judged, no kernel config readable (tried: /boot/config-6.1).", 'a null value\'s detail says why');
   const text = evaluateRule(labelled, facts({ linux: true, 'kernel.hz': 'fast' }));
   assert.equal(text.message, 'Cannot decide: the kernel\'s timer tick: "fast" is not a number.');
   const missing = evaluateRule(labelled, facts({ linux: true }));

@@ -157,3 +157,17 @@ test('naming the bundled rules directory again (rules lint rules) loads each fil
     assert.equal(result.files.length, (await loadRules([BUNDLED_RULES_DIR])).files.length, again);
   }
 });
+
+test('enoughDataWhen needs notEnoughData (the reason people read) and the other way round; its params and templates are checked', async (t) => {
+  const withData = (lines: string) => header + goodRule.replace('    failsWhen:', `${lines}    failsWhen:`);
+  assert.deepEqual(await lintText(t, withData('    enoughDataWhen: { fact: pods.startup.samples, op: Ge, value: 10 }\n    notEnoughData: "fewer than 10 pods"\n')), []);
+  const [missing] = await lintText(t, withData('    enoughDataWhen: { fact: pods.startup.samples, op: Ge, value: 10 }\n'));
+  assert.match(missing ?? '', /rules\.0\.enoughDataWhen: needs notEnoughData: the reason people read when there is not enough to judge/);
+  const [alone] = await lintText(t, withData('    notEnoughData: "fewer than 10 pods"\n'));
+  assert.match(alone ?? '', /rules\.0\.notEnoughData: is the reason shown when enoughDataWhen is false: add enoughDataWhen, or remove it/);
+  const errors = await lintText(t, withData('    enoughDataWhen: { fact: pods.startup.samples, op: Ge, param: minSamples }\n    notEnoughData: "fewer than {{params.minSamples}}"\n'));
+  assert.deepEqual(errors.map((e) => e.replace(/^rules\/custom\.yaml:\d+:\d+: /, '')), [
+    'rules.0.enoughDataWhen.param: names param "minSamples", which the rule\'s params do not define',
+    'rules.0.notEnoughData: uses {{params.minSamples}}, which the rule\'s params do not define',
+  ]);
+});

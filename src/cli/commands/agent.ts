@@ -8,6 +8,7 @@ import { checkCaFile, checkKubeletAddress } from '../../agent/kubelet-metrics.ts
 import { describeError } from '../../kube/errors.ts';
 import type { Report } from '../../report/types.ts';
 import type { WorkloadSnapshot } from '../../workload/snapshot.ts';
+import { DEFAULT_WINDOW_MS, windowText } from '../../workload/window.ts';
 import { createAgentMetrics } from '../../publish/metrics.ts';
 import { runScan } from '../../scan.ts';
 import { loadRuleSet } from '../../rules/rule-set.ts';
@@ -27,6 +28,9 @@ Flags:
   --node-name NAME       the Node to publish on (default: $NODE_NAME)
   --interval DURATION    time between scans, ±10 % jitter (default 5m; e.g. 30s, 10m, 1h)
   --startup-jitter DUR   random delay before the first scan, at most (default 30s; 0s: none)
+  --startup-window DUR   how far back the pod start-up, volume attach and kubelet SLI figures
+                         reach (default 1h; 1m to 24h, at least --interval): a node that started
+                         no pod in it has no figure, never an old one
   --metrics-addr ADDR    /metrics, /healthz, /readyz listen address (default ${DEFAULT_METRICS_ADDR})
   --host-root DIR        where the host's / is (default /; in the DaemonSet: /host)
   --rules PATH           extra rule directory or file; repeatable
@@ -50,6 +54,25 @@ back off exponentially (1 s … 5 min, jittered). SIGTERM aborts what is in flig
 `;
 
 export { parseDuration };
+
+const MIN_WINDOW_MS = 60_000;
+const MAX_WINDOW_MS = 24 * 3_600_000;
+
+/**
+ * --startup-window: 1m to 24h, and at least --interval (a shorter window would never count the pods
+ * started between two scans); the default is 1h.
+ */
+export function startupWindow(value: string | undefined, intervalMs: number): number {
+  const ms = value === undefined ? DEFAULT_WINDOW_MS : parseDuration('--startup-window', value);
+  const shown = value === undefined ? `${windowText(ms)} (the default)` : value;
+  if (ms < MIN_WINDOW_MS || ms > MAX_WINDOW_MS) {
+    throw new UsageError(`--startup-window ${shown} is outside 1m to 24h: give the time the pod start-up figures should cover, e.g. 1h`);
+  }
+  if (ms < intervalMs) {
+    throw new UsageError(`--startup-window ${shown} is shorter than --interval ${windowText(intervalMs)}: pods started between two scans would never be counted; set --startup-window to at least ${windowText(intervalMs)}`);
+  }
+  return ms;
+}
 
 function version(): string {
   return (createRequire(import.meta.url)('../../../package.json') as { version: string }).version;
@@ -75,6 +98,7 @@ export async function agentCommand(args: string[], io: Io): Promise<number> {
     'node-name': { type: 'string' },
     interval: { type: 'string', default: '5m' },
     'startup-jitter': { type: 'string', default: '30s' },
+    'startup-window': { type: 'string' },
     'metrics-addr': { type: 'string', default: DEFAULT_METRICS_ADDR },
     'host-root': { type: 'string', default: '/' },
     rules: { type: 'string', multiple: true },
@@ -95,6 +119,7 @@ export async function agentCommand(args: string[], io: Io): Promise<number> {
   if (!nodeName) throw new UsageError('no node name: pass --node-name NAME or set NODE_NAME (in a pod: fieldRef spec.nodeName)');
   const intervalMs = parseDuration('--interval', values.interval as string);
   const startupJitterMs = Math.min(intervalMs, parseDuration('--startup-jitter', values['startup-jitter'] as string, { allowZero: true }));
+  const startupWindowMs = startupWindow(values['startup-window'] as string | undefined, intervalMs);
   const probe = values['probe-interval'] ?? 'auto';
   const probeInterval: ProbeInterval = probe === 'auto' ? 'auto' : probe === 'off' ? 0 : parseDuration('--probe-interval', probe);
   const caFile = values['kubelet-ca-file'] as string | undefined;
@@ -134,7 +159,7 @@ export async function agentCommand(args: string[], io: Io): Promise<number> {
   };
   // A bad kubeconfig throws KubeConfigError, an InputError (exit 2); anything else wireAgent throws is a bug.
   const agent = wireAgent({
-    kubeconfig: values.kubeconfig, nodeName, scan, log, metrics,
+    kubeconfig: values.kubeconfig, nodeName, scan, log, metrics, startupWindowMs,
     dryRunOut: values['dry-run'] ? io.stdout : undefined,
     kubelet: { ...(caFile === undefined ? {} : { caFile }), ...(kubeletAddress === undefined ? {} : { address: kubeletAddress }), insecureTls: values['kubelet-insecure-tls'] === true },
     agent: { intervalMs, startupJitterMs: values.once ? 0 : startupJitterMs, once: values.once === true },
