@@ -21,7 +21,7 @@ const GRADES: Grade[] = ['A', 'B', 'C', 'D', 'F'];
 const STYLE = trusted(`
 .fleet-bar{display:block;width:100%;height:auto;max-width:900px}
 ul.findings{margin:0;padding-left:18px}
-table.nodes td:first-child{min-width:9em;font-weight:600} table.nodes td:nth-child(2){min-width:7em}
+table.nodes td:first-child{min-width:9em;font-weight:600} table.nodes td:nth-child(2){min-width:7em} table.nodes td:nth-child(3),table.nodes td:nth-child(4){white-space:nowrap}
 `);
 
 /** A rule's id, linked to its explanation when the report has one. */

@@ -17,7 +17,7 @@ body{margin:0 auto;padding:16px 24px;max-width:1240px;background:#fff;color:${CO
 h1{font-size:22px;margin:0 0 8px} h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #ccc;padding-bottom:2px} h3{font-size:15px;margin:16px 0 6px}
 p{margin:4px 0} code,pre{font:12px/1.35 "DejaVu Sans Mono","Liberation Mono",monospace} pre{white-space:pre-wrap;background:#f4f4f4;padding:6px 8px;margin:4px 0}
 table{border-collapse:collapse;margin:6px 0;max-width:100%} th,td{border-bottom:1px solid #ddd;padding:3px 10px 3px 0;text-align:left;vertical-align:top}
-th{font-weight:600;color:#444} td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
+th{font-weight:600;color:#444;white-space:nowrap} td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 .verdict{border-left:6px solid;padding:6px 12px;margin:8px 0;background:#f7f7f7} .verdict p{margin:2px 0}
 .good{border-color:${COLOURS.green}} .bad{border-color:${COLOURS.vermillion}} .note{color:#555}
 .tag{display:inline-block;padding:0 6px;border-radius:3px;color:#fff;font-size:12px;font-weight:600}
