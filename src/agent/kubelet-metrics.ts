@@ -1,9 +1,10 @@
-// Reads this node's kubelet /metrics for the start-up histograms (kubelet-sli.ts), on the port the
-// Node names (status.daemonEndpoints.kubeletEndpoint, 10250 on a real kubelet) at the Node's own
-// address. A real kubelet serves it only over HTTPS and checks the caller with the API server: a
-// TokenReview of the bearer token, then a SubjectAccessReview of verb get, resource nodes,
-// subresource metrics, name = the node. So the agent sends its ServiceAccount token (RBAC: get
-// nodes/metrics) and verifies the serving certificate against --kubelet-ca-file, else the cluster's
+// Reads this node's kubelet /metrics for the start-up histograms (kubelet-sli.ts) and /configz for its
+// running configuration (kubelet-configz.ts), on the port the Node names
+// (status.daemonEndpoints.kubeletEndpoint, 10250 on a real kubelet) at the Node's own address. A real
+// kubelet serves them only over HTTPS and checks the caller with the API server: a TokenReview of the
+// bearer token, then a SubjectAccessReview of verb get, resource nodes, name = the node, subresource
+// metrics for /metrics, configz (or proxy) for /configz. So the agent sends its ServiceAccount token
+// (RBAC: get nodes/metrics, nodes/configz; never nodes/proxy) and verifies the serving certificate against --kubelet-ca-file, else the cluster's
 // CA, or not at all under --kubelet-insecure-tls (kubelets with self-signed serving certificates).
 //
 // Order: HTTPS first, because the kubeletEndpoint of every real kubelet is its authenticated HTTPS
@@ -18,6 +19,9 @@ import { DEFAULT_MAX_BODY_BYTES, fetchLocalText, readCappedBody } from '../host/
 import { readRegularFileSync } from '../host/open-checked.ts';
 import { fileTypeOf } from '../host/read-failure.ts';
 
+
+/** The kubelet paths the agent reads: its metrics, and its running configuration. */
+export type KubeletPath = '/metrics' | '/configz';
 
 /** Not ok: `reason` is for people (what is wrong, then the fix; details in parentheses, which short lines drop first). */
 export type KubeletRead =
@@ -47,7 +51,11 @@ const MAX_CA_BYTES = 1024 * 1024;
 /** OpenSSL's errors when the server answered a TLS ClientHello with plain HTTP ("HTTP/1.1 400 …"): EPROTO with one of these. */
 const PLAIN_HTTP_ANSWER = /wrong version number|packet length too long|http request/i;
 const RISKY_TLS = '(or, knowing the risk, --kubelet-insecure-tls)';
-const FORBIDDEN = 'HTTP 403: the agent\'s ClusterRole lacks get nodes/metrics (the kubelet\'s SubjectAccessReview denied it; manifests/base/rbac.yaml grants it)';
+/** What the kubelet's SubjectAccessReview asked for each path (pkg/kubelet/server/auth.go): the RBAC rule a 403 lacks. */
+const FORBIDDEN: Record<KubeletPath, string> = {
+  '/metrics': 'HTTP 403: the agent\'s ClusterRole lacks get nodes/metrics (the kubelet\'s SubjectAccessReview denied it; manifests/base/rbac.yaml grants it)',
+  '/configz': 'HTTP 403: the agent\'s ClusterRole lacks get nodes/configz (the kubelet\'s SubjectAccessReview denied it; manifests/base/rbac.yaml grants it; a kubelet without fine-grained authorization, KubeletFineGrainedAuthz, asks for nodes/proxy, which the agent is never granted)',
+};
 const UNAUTHORIZED = 'HTTP 401: the kubelet refused the agent\'s token: turn on its webhook authentication (authentication.webhook.enabled: true in its config)';
 
 /** The Node's address (or --kubelet-address) and kubelet port, or undefined without a kubeletEndpoint. */
@@ -71,35 +79,35 @@ export class KubeletMetricsReader {
     this.opts = opts;
   }
 
-  async read(target: KubeletTarget): Promise<KubeletRead> {
+  async read(target: KubeletTarget, path: KubeletPath = '/metrics'): Promise<KubeletRead> {
     const key = `${target.address}:${target.port}`;
-    if (this.plain.has(key)) return this.readPlain(target, key);
-    const got = await this.readHttps(target);
+    if (this.plain.has(key)) return this.readPlain(target, key, path);
+    const got = await this.readHttps(target, path);
     if (got === 'plain-http') {
       this.plain.add(key);
-      return this.readPlain(target, key);
+      return this.readPlain(target, key, path);
     }
     return got;
   }
 
-  private async readPlain(target: KubeletTarget, key: string): Promise<KubeletRead> {
+  private async readPlain(target: KubeletTarget, key: string, path: KubeletPath): Promise<KubeletRead> {
     const host = target.address.includes(':') ? `[${target.address}]` : target.address;
-    const got = await fetchLocalText(`http://${host}:${target.port}/metrics`, {
+    const got = await fetchLocalText(`http://${host}:${target.port}${path}`, {
       timeoutMs: this.timeoutMs, maxBytes: this.opts.maxBytes ?? DEFAULT_MAX_BODY_BYTES,
       ownAddresses: [...localAddresses(), target.address],
     });
     if (got.ok) return got;
     this.plain.delete(key);
-    return { ok: false, result: 'unreachable', reason: `the kubelet's plain-HTTP port is not readable (${got.reason})`, url: `http://${host}:${target.port}/metrics` };
+    return { ok: false, result: 'unreachable', reason: `the kubelet's plain-HTTP port is not readable (${got.reason})`, url: `http://${host}:${target.port}${path}` };
   }
 
   private get timeoutMs(): number {
     return this.opts.timeoutMs ?? 5000;
   }
 
-  private async readHttps(target: KubeletTarget): Promise<KubeletRead | 'plain-http'> {
+  private async readHttps(target: KubeletTarget, path: KubeletPath): Promise<KubeletRead | 'plain-http'> {
     const host = target.address.includes(':') ? `[${target.address}]` : target.address;
-    const url = `https://${host}:${target.port}/metrics`;
+    const url = `https://${host}:${target.port}${path}`;
     let creds: { token: string | undefined; ca: string | undefined };
     try {
       creds = await this.opts.credentials();
@@ -120,8 +128,8 @@ export class KubeletMetricsReader {
       const fail = (result: Exclude<KubeletReadResult, 'ok'>, reason: string): void => { req.destroy(); resolve({ ok: false, result, reason, url }); };
       const tls = process.getBuiltinModule('node:tls');
       const req = process.getBuiltinModule('node:https').request({
-        host: target.address, port: target.port, path: '/metrics', method: 'GET', agent: false,
-        headers: { accept: 'text/plain', 'accept-encoding': 'identity', ...(creds.token ? { authorization: `Bearer ${creds.token}` } : {}) },
+        host: target.address, port: target.port, path, method: 'GET', agent: false,
+        headers: { accept: path === '/configz' ? 'application/json' : 'text/plain', 'accept-encoding': 'identity', ...(creds.token ? { authorization: `Bearer ${creds.token}` } : {}) },
         ...(ca === undefined ? {} : { ca }),
         rejectUnauthorized: this.opts.insecureTls !== true,
         // The certificate must be this node's: issued for its name or one of its addresses.
@@ -131,7 +139,7 @@ export class KubeletMetricsReader {
       }, (res: IncomingMessage) => {
         const status = res.statusCode ?? 0;
         if (status === 401) return fail('unauthorized', UNAUTHORIZED);
-        if (status === 403) return fail('forbidden', FORBIDDEN);
+        if (status === 403) return fail('forbidden', FORBIDDEN[path]);
         readCappedBody(res, maxBytes, (reason) => fail('error', `the kubelet's answer was not read (${reason})`), (text) => resolve({ ok: true, text, url }));
       });
       req.on('error', (error: NodeJS.ErrnoException) => {

@@ -14,7 +14,7 @@ export const KUBELET_HISTOGRAMS = {
 } as const;
 export type KubeletHistogram = keyof typeof KUBELET_HISTOGRAMS;
 
-export const SLI_CAVEAT = 'kubelet_pod_start_sli_duration_seconds excludes image pulls; on 1.36 (and 1.34-1.35 with the backported fix) it also excludes pods with init containers and stateful pods, so it can read faster than the pod watch';
+export const SLI_CAVEAT = 'kubelet_pod_start_sli_duration_seconds excludes image pulls; on 1.36 (and 1.34-1.35 with the backported fix, k/k #131950) it also excludes pods with init containers, stateful and not-immediately-schedulable pods, so it can read faster than the pod watch; read from its buckets only (its _sum can go negative when parallel pulls fail, k/k #122675); it has no labels, so DaemonSet pods on new nodes count too';
 
 /** Cumulative buckets (upper bound in s → count), summed over label sets; count of observations. */
 export interface Buckets {

@@ -12,6 +12,7 @@ import type { WorkloadSnapshot } from '../workload/snapshot.ts';
 import { DEFAULT_WINDOW_MS } from '../workload/window.ts';
 import type { NodeObject } from '../kube/objects.ts';
 import { KubeletScrape } from './kubelet-scrape.ts';
+import { KubeletConfigzRead } from './kubelet-configz.ts';
 import { KubeletMetricsReader, kubeletTarget, type KubeletTarget } from './kubelet-metrics.ts';
 
 export interface WireOptions {
@@ -56,10 +57,9 @@ export function wireAgent(opts: WireOptions): Agent {
     state.synced('node');
     kubelet = kubeletTarget(node, opts.nodeName, opts.kubelet?.address);
   });
-  const kubeletRead = new KubeletScrape({
-    nodeName: opts.nodeName, log: opts.log, metrics: opts.metrics, target: () => kubelet, nodeSeen: () => nodeSeen, windowMs,
-    reader: new KubeletMetricsReader({ credentials: () => client.bearerAndCa(), caFile: opts.kubelet?.caFile, insecureTls: opts.kubelet?.insecureTls }),
-  });
+  const reader = new KubeletMetricsReader({ credentials: () => client.bearerAndCa(), caFile: opts.kubelet?.caFile, insecureTls: opts.kubelet?.insecureTls });
+  const kubeletRead = new KubeletScrape({ nodeName: opts.nodeName, log: opts.log, metrics: opts.metrics, target: () => kubelet, nodeSeen: () => nodeSeen, windowMs, reader });
+  const kubeletConfig = new KubeletConfigzRead({ nodeName: opts.nodeName, log: opts.log, target: () => kubelet, reader });
   watcher.onFailure((reason) => { if (!state.hasListed('node')) state.synced('node', reason); });
   const agent: Agent = new Agent({
     // The first scan waits (bounded) for the watches' first LIST, so it does not report "not listed yet".
@@ -70,7 +70,9 @@ export function wireAgent(opts: WireOptions): Agent {
       // The kubelet's own start-up histograms, read just before the scan, which turns the read into facts
       // (a kubelet that cannot be read makes the rules on them unknown, with the reason and its fix).
       const kubeletView = await kubeletRead.read();
-      return opts.scan({ ...state.snapshot(), kubelet: kubeletView }, watcher.current());
+      // Its running configuration: the kubelet rules decide on it, its files say where to change it.
+      const kubeletConfigView = await kubeletConfig.read();
+      return opts.scan({ ...state.snapshot(), kubelet: kubeletView, kubeletConfig: kubeletConfigView }, watcher.current());
     },
     watcher,
     background: new WorkloadWatcher(informers, state),

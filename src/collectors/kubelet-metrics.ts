@@ -25,7 +25,7 @@ function sliFacts(facts: FactSet, view: KubeletMetricsView): void {
     for (const key of SLI_FACTS) facts.unknown(key, FIRST_READ, view.source);
     return;
   }
-  const detail = `kubelet_pod_start_sli_duration_seconds: the pods the kubelet started in the last ${windowText(sli.windowMs)} (--startup-window; bucket deltas between the agent's reads); image pulls excluded`;
+  const detail = `kubelet_pod_start_sli_duration_seconds: the pods the kubelet started in the last ${windowText(sli.windowMs)} (--startup-window; bucket deltas between the agent's reads); image pulls excluded (from 1.36, and 1.34-1.35 patches, also init containers, stateful and not-immediately-schedulable pods); from its buckets only (its _sum can go negative)`;
   facts.set('kubelet.podStartSli.samples', sli.samples, view.source, detail);
   facts.set('kubelet.podStartSli.p99Ms', sli.p99Seconds === null ? null : Math.round(sli.p99Seconds * 1000), view.source, `${detail}; p99 by linear interpolation inside a bucket, as histogram_quantile`);
 }

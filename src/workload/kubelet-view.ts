@@ -26,3 +26,16 @@ export interface KubeletMetricsView {
    */
   podStartSli?: KubeletHistogramFigure | 'first-read';
 }
+
+/** The agent's read of its kubelet's /configz: the running configuration, or why it is not known. */
+export interface KubeletConfigView {
+  result: KubeletReadResult;
+  /** The /configz URL, or the Node field that named no port. */
+  source: string;
+  /** Not ok: why, with the fix (the RBAC rule to add, a flag). */
+  reason?: string;
+  /** ok: the KubeletConfiguration's top-level scalar fields as the running kubelet serves them. */
+  config?: Record<string, number | boolean | string | null>;
+  /** ok: the apiVersion it names (1.36+ serves apiVersion and kind; older kubelets neither). */
+  apiVersion?: string;
+}

@@ -1,6 +1,6 @@
 // What the agent's watch caches know at scan time, as plain data: the collector that turns it into
 // facts imports only this type, so the scan stays free of API clients and the agent of rules.
-import type { KubeletMetricsView } from './kubelet-view.ts';
+import type { KubeletConfigView, KubeletMetricsView } from './kubelet-view.ts';
 
 export const STARTUP_PHASES = ['scheduling', 'initialization', 'creation', 'readiness', 'total'] as const;
 export type StartupPhase = (typeof STARTUP_PHASES)[number];
@@ -38,6 +38,8 @@ export interface WorkloadSnapshot {
   unsynced: Partial<Record<WatchedPart, string>>;
   /** Node.status.nodeInfo.kubeletVersion as last seen on the Node watch ("v1.31.2"); null until seen or when malformed. */
   kubeletVersion: string | null;
+  /** Node.status.nodeInfo.containerRuntimeVersion ("containerd://2.1.4"); null until seen or when malformed. */
+  containerRuntimeVersion: string | null;
   /** Node.status.volumesAttached[].name and volumesInUse, as last seen on the Node watch. */
   volumesAttached: string[];
   volumesInUse: string[];
@@ -53,4 +55,6 @@ export interface WorkloadSnapshot {
   trackedPods: number;
   /** The agent's read of this node's kubelet /metrics just before the scan; absent: not read. */
   kubelet?: KubeletMetricsView;
+  /** The agent's read of this node's kubelet /configz just before the scan; absent: not read. */
+  kubeletConfig?: KubeletConfigView;
 }

@@ -33,6 +33,7 @@ export class WorkloadState {
   private volumesAttached: string[] = [];
   private volumesInUse: string[] = [];
   private kubeletVersion: string | null = null;
+  private containerRuntimeVersion: string | null = null;
   private readonly settled = new Set<WatchedPart>();
   private readonly waiters: (() => void)[] = [];
   /** resourceVersion of the last pod delivered (tests wait on it). */
@@ -110,10 +111,12 @@ export class WorkloadState {
       this.volumesAttached = [];
       this.volumesInUse = [];
       this.kubeletVersion = null;
+      this.containerRuntimeVersion = null;
       return this.attach.nodeGone();
     }
     const status = (node as Obj | undefined)?.status as Obj | undefined;
     this.kubeletVersion = kubeletVersionOf(status?.nodeInfo?.kubeletVersion);
+    this.containerRuntimeVersion = runtimeVersionOf(status?.nodeInfo?.containerRuntimeVersion);
     const names = (list: unknown, pick: (x: any) => unknown): string[] =>
       Array.isArray(list) ? list.map(pick).filter((n): n is string => typeof n === 'string').slice(0, MAX_VOLUME_NAMES) : [];
     this.volumesAttached = names(status?.volumesAttached, (v) => v?.name);
@@ -146,6 +149,7 @@ export class WorkloadState {
       nodeName: this.nodeName,
       unsynced: { ...this.unsynced },
       kubeletVersion: this.kubeletVersion,
+      containerRuntimeVersion: this.containerRuntimeVersion,
       volumesAttached: [...this.volumesAttached],
       volumesInUse: [...this.volumesInUse],
       csiDrivers: Object.fromEntries(this.drivers),
@@ -168,4 +172,9 @@ function roundOrNull(ms: number | null): number | null {
 /** The kubelet's own version report, if it looks like one ("v1.31.2", "v1.30.2+k3s1"); anything else is dropped. */
 export function kubeletVersionOf(value: unknown): string | null {
   return typeof value === 'string' && /^v?\d{1,3}\.\d{1,4}\.\d{1,4}(?:[-+][0-9A-Za-z.+-]{1,40})?$/.test(value) ? value : null;
+}
+
+/** The runtime's own report ("containerd://2.1.4", "cri-o://1.30.1"), if it looks like one; anything else is dropped. */
+export function runtimeVersionOf(value: unknown): string | null {
+  return typeof value === 'string' && /^[a-z][a-z0-9.-]{0,20}:\/\/v?\d{1,3}\.\d{1,4}(?:\.\d{1,4})?(?:[-+~][0-9A-Za-z.+~-]{1,40})?$/.test(value) ? value : null;
 }

@@ -33,9 +33,10 @@ const NOT_MOUNTED: Record<string, string> = {
 
 // nodes: list (not get) because the agent reads its Node through a list-watch; events: create only
 // (nothing patches Events), and only in "default" (a Role: kube-apiserver accepts Node Events there
-// and nowhere else); nodes/metrics: get only (the kubelet's /metrics, authorized by the kubelet with a
-// SubjectAccessReview; never nodes/proxy). test/manifests/rbac-usage.test.ts derives the used part from a real run.
-const expected = { nodes: ['list', 'patch', 'watch'], 'nodes/metrics': ['get'], pods: ['list', 'watch'],
+// and nowhere else); nodes/metrics and nodes/configz: get only (the kubelet's /metrics and /configz,
+// authorized by the kubelet with a SubjectAccessReview; never nodes/proxy, which allows exec too).
+// test/manifests/rbac-usage.test.ts derives the used part from a real run.
+const expected = { nodes: ['list', 'patch', 'watch'], 'nodes/metrics': ['get'], 'nodes/configz': ['get'], pods: ['list', 'watch'],
   csidrivers: ['get', 'list', 'watch'], csinodes: ['get', 'list', 'watch'] };
 
 function grantsOf(role: K8sObject): Record<string, string[]> {
@@ -84,7 +85,7 @@ function checkPod(ds: K8sObject, probe: boolean): void {
   }
 }
 
-test('base: posture of the DaemonSet, and RBAC exactly nodes list/watch/patch, nodes/metrics get, pods list/watch, csi get/list/watch; events create in "default"', (t) => {
+test('base: posture of the DaemonSet, and RBAC exactly nodes list/watch/patch, nodes/metrics and nodes/configz get (no nodes/proxy), pods list/watch, csi get/list/watch; events create in "default"', (t) => {
   const objects = build(t, BASE);
   if (!objects) return;
   const [ds] = byKind(objects, 'DaemonSet');
@@ -93,6 +94,7 @@ test('base: posture of the DaemonSet, and RBAC exactly nodes list/watch/patch, n
   const clusterRoles = byKind(objects, 'ClusterRole');
   assert.equal(clusterRoles.length, 1);
   assert.deepEqual(grantsOf(clusterRoles[0] as K8sObject), expected);
+  assert.ok(!('nodes/proxy' in grantsOf(clusterRoles[0] as K8sObject)), 'never nodes/proxy: it allows every kubelet API, exec included');
   const roles = byKind(objects, 'Role');
   assert.deepEqual(roles.map((r) => [r.metadata.namespace, grantsOf(r)]), [['default', { events: ['create'] }]]);
   const bindings = byKind(objects, 'RoleBinding');

@@ -22,7 +22,9 @@ const PLANNED: Record<string, string> = {
  * Used at the kubelet, not at the API server (the kubelet asks the API server a SubjectAccessReview
  * in the agent's name): test/agent/kubelet-https.test.ts shows HTTP 200 with it and 403 without it.
  */
-const AT_KUBELET: Record<string, string> = { 'nodes/metrics get': "the kubelet's /metrics (start-up histograms)" };
+const AT_KUBELET: Record<string, string> = {
+  'nodes/metrics get': "the kubelet's /metrics (start-up histograms)", 'nodes/configz get': "the kubelet's /configz (its running configuration; test/e2e/kubelet-running-config.test.ts)",
+};
 
 /** "resource verb" for a cluster-wide request, "resource verb in NAMESPACE" for a namespaced one. */
 function grant(req: RecordedRequest): string {
