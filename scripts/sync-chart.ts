@@ -253,8 +253,11 @@ function agentPod(daemonSet: Json, defaults: ChartDefaults): MarkerLine[] {
   ];
 }
 
-/** Templates under templates/ written by hand: the helpers, the notes, the overrides ConfigMap from values. */
-export const HAND_WRITTEN = ['NOTES.txt', '_helpers.tpl', 'configmap-overrides.yaml'];
+/**
+ * Templates under templates/ written by hand: the helpers, the notes, the overrides ConfigMap from
+ * values, and the uninstall's cleanup (a Helm hook and its identity: the kustomizations have none).
+ */
+export const HAND_WRITTEN = ['NOTES.txt', '_helpers.tpl', 'configmap-overrides.yaml', 'cleanup.yaml'];
 
 /** Generated files: every .yaml of templates/ but HAND_WRITTEN, and the distributions partial. */
 export function isGenerated(name: string): boolean {

@@ -3,7 +3,8 @@ import type { Report } from '../report/types.ts';
 import type { AgentMetrics } from '../publish/metrics.ts';
 import { DEFAULT_BACKOFF, type TokenBucket } from '../kube/backoff.ts';
 import { Agent, DEFAULT_AGENT_OPTIONS, type AgentOptions } from './agent.ts';
-import { STOP_GRACE_MS, agentClient, agentInformers, agentWrites } from './api.ts';
+import { STOP_GRACE_MS, agentClient, agentInformers, agentWrites, leaseWrites } from './api.ts';
+import { Heartbeat } from './heartbeat.ts';
 import { NodeWatcher } from './node-watcher.ts';
 import { Publisher } from './publisher.ts';
 import { WorkloadWatcher } from './workload-watcher.ts';
@@ -35,6 +36,8 @@ export interface WireOptions {
   env?: NodeJS.ProcessEnv;
   /** How the kubelet's /metrics is read (kubelet-metrics.ts): --kubelet-ca-file, --kubelet-insecure-tls. */
   kubelet?: { caFile?: string; insecureTls?: boolean; address?: string };
+  /** The heartbeat Lease (--heartbeat, the agent's namespace); none without it, and none with --dry-run. */
+  heartbeat?: { periodMs: number; namespace: string };
 }
 
 export function wireAgent(opts: WireOptions): Agent {
@@ -61,6 +64,12 @@ export function wireAgent(opts: WireOptions): Agent {
   const kubeletRead = new KubeletScrape({ nodeName: opts.nodeName, log: opts.log, metrics: opts.metrics, target: () => kubelet, nodeSeen: () => nodeSeen, windowMs, reader });
   const kubeletConfig = new KubeletConfigzRead({ nodeName: opts.nodeName, log: opts.log, target: () => kubelet, reader });
   watcher.onFailure((reason) => { if (!state.hasListed('node')) state.synced('node', reason); });
+  const heartbeat = opts.heartbeat && !opts.dryRunOut ? new Heartbeat({
+    api: leaseWrites(client), nodeName: opts.nodeName, namespace: opts.heartbeat.namespace, periodMs: opts.heartbeat.periodMs,
+    current: () => agent.current, nodeUid: () => watcher.current()?.metadata.uid, log: opts.log,
+    onRenewed: (at) => opts.metrics?.heartbeatRenewed(at), backoff,
+  }) : undefined;
+  if (heartbeat) opts.metrics?.setHeartbeatPeriod((opts.heartbeat as { periodMs: number }).periodMs / 1000);
   const agent: Agent = new Agent({
     // The first scan waits (bounded) for the watches' first LIST, so it does not report "not listed yet".
     scan: async () => {
@@ -77,6 +86,7 @@ export function wireAgent(opts: WireOptions): Agent {
     watcher,
     background: new WorkloadWatcher(informers, state),
     publisher,
+    ...(heartbeat ? { heartbeat } : {}),
     onStop: () => client.stop(STOP_GRACE_MS),
     log: opts.log,
     onReport: (report, seconds) => opts.metrics?.setReport(report, seconds, Date.now()),

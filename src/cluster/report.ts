@@ -1,4 +1,4 @@
-// `report` end to end: the Node list as metadata, page by page, each node folded into the fleet
+// `report` end to end: the agents' heartbeat Leases (one paged LIST), the Node list as metadata, page by page, each node folded into the fleet
 // tallies (and handed to the caller, who may stream it) and dropped; then the cluster-scope facts,
 // the cluster-scope rules through the same engine as node scans. No per-node request is ever sent,
 // and memory holds the worst N nodes and the tallies, not the fleet.
@@ -14,9 +14,15 @@ import { clusterCheckFacts } from './checks.ts';
 import { explanationsFor, type RuleExplanation } from './explanations.ts';
 import { FleetTally, type FleetGroup, type FleetSummary, type NodeGroup } from './fleet.ts';
 import { nodeRow, type NodeRow } from './nodes.ts';
+import { HeartbeatBook } from './heartbeats.ts';
+import { DEFAULT_AGENT_NAMESPACE } from '../wire/heartbeat.ts';
 
-/** 2: nodes paged and grouped (`summary`, `rest`), fleet groups with `count` and `examples`, `api` with bytes. */
-export const CLUSTER_REPORT_SCHEMA_VERSION = 2;
+/**
+ * 2: nodes paged and grouped (`summary`, `rest`), fleet groups with `count` and `examples`, `api` with bytes.
+ * 3: each node with annotations carries `heartbeat` (current, stale or unknown); `summary.stale` counts
+ * the stale ones apart from `withAgent`, `summary.heartbeats` says what was read.
+ */
+export const CLUSTER_REPORT_SCHEMA_VERSION = 3;
 const EVENTS_RULE = 'etcd-events-split';
 /** Control-plane nodes named in the events-split detail. */
 const MAX_EVENTS_DETAIL = 10;
@@ -63,6 +69,8 @@ export interface ReportOptions extends RuleSelection {
   onNode?: (row: NodeRow) => void | Promise<void>;
   /** Add the explanations of the rules the report names (the HTML page links them). */
   explain?: boolean;
+  /** Where the agents' heartbeat Leases are (default node-tuning-advisor). */
+  agentNamespace?: string;
 }
 
 /** Whether kube-apiserver keeps Events in their own etcd, as the control-plane nodes' agents saw it. */
@@ -115,10 +123,10 @@ export function apiSummary(api: ClusterApi): ApiSummary {
 }
 
 /** The Node list (metadata only), folded page by page. */
-async function foldNodes(api: ClusterApi, options: ReportOptions, tally: FleetTally, events: EventsSplitTally): Promise<void> {
+async function foldNodes(api: ClusterApi, options: ReportOptions, tally: FleetTally, events: EventsSplitTally, heartbeats: HeartbeatBook): Promise<void> {
   const listed = await api.scan(NODES, { metadataOnly: true, ...(options.selector ? { labelSelector: options.selector } : {}) }, async (items) => {
     for (const item of items) {
-      const row = nodeRow(item);
+      const row = nodeRow(item, (name) => heartbeats.livenessOf(name));
       tally.add(row);
       events.add(row);
       await options.onNode?.(row);
@@ -139,7 +147,9 @@ export async function runClusterReport(api: ClusterApi, options: ReportOptions):
   const categories = new Map(everyScope.map((rule) => [rule.id, rule.category]));
   const tally = new FleetTally({ limit: options.limit, categoryOf: (rule) => categories.get(rule), knownRule: (rule) => categories.has(rule) });
   const events = new EventsSplitTally();
-  await foldNodes(api, options, tally, events);
+  const heartbeats = await HeartbeatBook.read(api, options.agentNamespace ?? DEFAULT_AGENT_NAMESPACE, Date.parse(generatedAt));
+  await foldNodes(api, options, tally, events, heartbeats);
+  tally.summary.heartbeats = heartbeats.summary;
   const facts = new FactSet();
   events.facts(facts, tally.summary, options.selector);
   await clusterCheckFacts(api, facts);

@@ -36,6 +36,9 @@ export const PIPELINERUNS = resource('tekton.dev', 'v1', 'pipelineruns', 'Pipeli
 export const DEPLOYMENTS = resource('apps', 'v1', 'deployments', 'Deployment', true);
 export const STATEFULSETS = resource('apps', 'v1', 'statefulsets', 'StatefulSet', true);
 export const DAEMONSETS = resource('apps', 'v1', 'daemonsets', 'DaemonSet', true);
+export const LEASES = resource('coordination.k8s.io', 'v1', 'leases', 'Lease', true);
+export const CLUSTERROLEBINDINGS = resource('rbac.authorization.k8s.io', 'v1', 'clusterrolebindings', 'ClusterRoleBinding', false);
+export const ROLEBINDINGS = resource('rbac.authorization.k8s.io', 'v1', 'rolebindings', 'RoleBinding', true);
 
 const SEGMENT = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,252}$/;
 

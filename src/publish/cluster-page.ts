@@ -1,4 +1,4 @@
-// `report --output html`: the fleet on one page. Grades, nodes without a readable report, failing
+// `report --output html`: the fleet on one page. Grades, stale nodes and nodes without a readable report, failing
 // rules by how many nodes fail them, the worst nodes with their findings and the fix, the others
 // grouped as the terminal view folds them, the cluster checks; every rule named links to its
 // explanation at the end (one click, no script). As bounded as the report itself: the worst
@@ -6,11 +6,11 @@
 import type { ClusterReport } from '../cluster/report.ts';
 import type { RuleExplanation } from '../cluster/explanations.ts';
 import { spaced } from '../cluster/fleet.ts';
-import type { NodeRow } from '../cluster/nodes.ts';
+import { isStale, type NodeRow } from '../cluster/nodes.ts';
 import type { Finding, Report } from '../report/types.ts';
 import { coverageText } from '../report/score.ts';
 import { html, trusted, type HtmlValue, type Markup } from '../text/html.ts';
-import { headLine, restLines, unknownRulesLine } from './cluster-report.ts';
+import { headLine, heartbeatNote, restLines, staleText, unknownRulesLine } from './cluster-report.ts';
 import { COLOURS, coord, page, table } from './page.ts';
 import { describeEvidence, referenceText, summaryLine } from './text.ts';
 
@@ -36,7 +36,7 @@ function gradeBar(report: ClusterReport): Markup {
   const s = report.summary;
   const parts: [string, number, string][] = [
     ...GRADES.map((g): [string, number, string] => [`grade ${g}`, s.grades[g], GRADE_COLOUR[g]]),
-    ['no agent', s.noAgent, COLOURS.grey], ['unreadable report', s.unreadable, COLOURS.purple],
+    ['stale (no heartbeat)', s.stale, '#4d4d4d'], ['no agent', s.noAgent, COLOURS.grey], ['unreadable report', s.unreadable, COLOURS.purple],
   ];
   const total = Math.max(1, parts.reduce((n, [, count]) => n + count, 0));
   let at = 0;
@@ -69,7 +69,8 @@ function nodeFindings(row: NodeRow, fixes: ReadonlyMap<string, RuleExplanation>,
     return html`<li>${tag(e.severity)} ${ruleLink(e.rule, known)}${e.observed ? html`: ${e.observed}` : ''}${fix ? html` — <b>fix</b>: ${fix}` : ''}</li>`;
   });
   const omitted = row.report?.omitted ? html`<li>${row.report.omitted} more not in the annotation (8 KiB): run scan on the node</li>` : '';
-  return html`${items.length > 0 || omitted ? html`<ul class="findings">${items}${omitted}</ul>` : 'nothing failing'}${unknown > 0 ? html`<p class="note">${unknown} unknown (could not be checked; not in the score)</p>` : ''}`;
+  const stale = isStale(row) ? html`<p><b>${staleText(row)}</b>; what its agent last published:</p>` : '';
+  return html`${stale}${items.length > 0 || omitted ? html`<ul class="findings">${items}${omitted}</ul>` : 'nothing failing'}${unknown > 0 ? html`<p class="note">${unknown} unknown (could not be checked; not in the score)</p>` : ''}`;
 }
 
 function worstSection(report: ClusterReport, fixes: ReadonlyMap<string, RuleExplanation>, known: ReadonlySet<string>): Markup {
@@ -118,7 +119,7 @@ export function renderClusterPage(report: ClusterReport): string {
   const fixes = new Map(explanations.map((e) => [e.id, e]));
   const head = headLine(report);
   return page('node-tuning-advisor report', STYLE, html`<h1>node-tuning-advisor report</h1>
-<p>${head.replace(/^node-tuning-advisor report · /, '')}</p>
+<p>${head.replace(/^node-tuning-advisor report · /, '')}</p>${heartbeatNote(report) ? html`<p class="note">${heartbeatNote(report)}</p>` : ''}
 <h2>Grades</h2>${gradeBar(report)}
 <h2>Failing rules, by how many nodes</h2>${fleetSection(report, known)}
 ${worstSection(report, fixes, known)}

@@ -50,6 +50,10 @@ export interface AgentMetrics {
   setKubeletSli(figures: Record<string, { samples: number; p99Seconds: number | null }>): void;
   /** How the last read of the kubelet's /metrics went (a KUBELET_READ_RESULTS value); not ok: the p99 gauges are cleared. */
   setKubeletRead(result: KubeletReadResult): void;
+  /** The --heartbeat period, set once at start. */
+  setHeartbeatPeriod(seconds: number): void;
+  /** The heartbeat Lease was renewed at this time (ms since the epoch). */
+  heartbeatRenewed(atMs: number): void;
 }
 
 
@@ -218,6 +222,16 @@ export function createAgentMetrics(version: string): AgentMetrics {
       'Not ok: kubelet_pod_start_p99_seconds is absent (unknown); the agent logs the reason.',
     labelNames: ['result'], registers: [registry],
   });
+  const heartbeatPeriod = new Gauge({
+    name: `${P}heartbeat_interval_seconds`, help: 'The --heartbeat period: how often the agent renews its heartbeat Lease while its report on the Node is current.',
+    registers: [registry],
+  });
+  // Joins the registry with the first renewal: absent until then (a 0 would read as 1970).
+  const heartbeatLastName = `${P}heartbeat_last_success_timestamp_seconds`;
+  const heartbeatLast = new Gauge({
+    name: heartbeatLastName, help: 'Unix time of the last renewal of the heartbeat Lease (report and describe mark the node stale after 3 periods without one).',
+    registers: [],
+  });
   let joined = false;
   let changed = true;
   let cache: { text: string; at: number } | undefined;
@@ -263,6 +277,15 @@ export function createAgentMetrics(version: string): AgentMetrics {
         kubeletSamples.set({ histogram }, value.samples);
         if (value.p99Seconds !== null) kubeletP99.set({ histogram }, value.p99Seconds);
       }
+    },
+    setHeartbeatPeriod(seconds) {
+      touch();
+      heartbeatPeriod.set(seconds);
+    },
+    heartbeatRenewed(atMs) {
+      touch();
+      if (registry.getSingleMetric(heartbeatLastName) === undefined) registry.registerMetric(heartbeatLast);
+      heartbeatLast.set(atMs / 1000);
     },
     setKubeletRead(result) {
       touch();

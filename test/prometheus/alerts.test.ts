@@ -16,7 +16,7 @@ const ALERTS = path.join(REPO, 'manifests/prometheus/alerts.yaml');
 const raw = parse(await readFile(ALERTS, 'utf8'));
 const rule = parse(await readFile(path.join(REPO, 'manifests/components/prometheus-operator/prometheusrule.yaml'), 'utf8'));
 const REQUIRED = ['NodeTuningCriticalFinding', 'NodeTuningCriticalUnknown', 'NodeTuningCoverageLow', 'NodeTuningScoreLow', 'EtcdDiskFsyncSlow', 'KubeClientThrottling',
-  'PodStartupSLOBreached', 'NodeTuningAdvisorDown', 'NodeTuningAdvisorScanStale'];
+  'PodStartupSLOBreached', 'NodeTuningAdvisorDown', 'NodeTuningAdvisorScanStale', 'NodeTuningAdvisorHeartbeatStale'];
 type AlertRule = { alert: string; record?: string; expr: string; for?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
 const alerts: AlertRule[] = raw.groups.flatMap((g: { rules: AlertRule[] }) => g.rules).filter((r: AlertRule) => r.alert !== undefined);
 

@@ -9,6 +9,8 @@ import path from 'node:path';
 import { html, escapeHtml, trusted } from '../../src/text/html.ts';
 import { MAX_WATERFALL_PODS, SEGMENTS, histogram, spread, waterfall } from '../../src/measure/waterfall.ts';
 import { renderMeasurementPage } from '../../src/publish/measure-page.ts';
+import { renderClusterPage } from '../../src/publish/cluster-page.ts';
+import type { ClusterReport } from '../../src/cluster/report.ts';
 import { compareMeasurements } from '../../src/measure/compare.ts';
 import { changeRows, comparisonSummary, headline } from '../../src/publish/measure-view.ts';
 import { renderAnnotations } from '../../src/wire/annotations.ts';
@@ -156,3 +158,18 @@ test('report --output html: the fleet, the worst nodes with the fix, every rule 
   assert.match(page, /kernel-tick-rate<\/code><\/a>: &lt;img[^<]*— <b>fix<\/b>: boot a kernel built with CONFIG_HZ_1000=y/, 'the finding and the fix on the node\'s row');
   assert.match(page, /grade F: <b>\d+<\/b>/);
 });
+
+test('report --output html: a stale node says so, its last grade apart from the current ones', async (t) => {
+  const server = await startCluster();
+  t.after(() => server.stop());
+  const json = await runCli(['report', '--output', 'json', '--kubeconfig', server.writeKubeconfig(), '--fail-on', 'never']);
+  const report = { rest: [], ...JSON.parse(json.stdout) } as ClusterReport; // the JSON stream lists every node, so has no groups
+  const row = report.nodes.find((n) => n.name === 'worker-1')!;
+  row.heartbeat = { state: 'stale', ageSeconds: 1860, staleAfterSeconds: 900, reason: 'no renewal for 31 min' };
+  report.summary = { ...report.summary, stale: 1, withAgent: report.summary.withAgent - 1, heartbeats: { namespace: 'node-tuning-advisor', leases: 3 } };
+  const page = renderClusterPage(report);
+  assert.match(page, /<tr data-node="worker-1">.*<b>STALE: last heartbeat 31 min ago<\/b>; what its agent last published:/);
+  assert.match(page, /stale \(no heartbeat\): <b>1<\/b>/);
+  assert.match(page, /stale: no heartbeat from the node&#39;s agent for over 3 periods \(Leases in node-tuning-advisor\)/);
+});
+

@@ -15,13 +15,16 @@ import { loadRuleSet } from '../../rules/rule-set.ts';
 import { SILENCE_ANNOTATION, describeSilence, silenceChanged, silenceOf, type Silence } from '../../agent/silence.ts';
 import type { NodeObject } from '../../kube/objects.ts';
 import { stripControls } from '../../text/terminal.ts';
+import { DEFAULT_AGENT_NAMESPACE } from '../../wire/heartbeat.ts';
 import { EXIT_OK, UsageError, listFlag, parseDuration, parseFlags, type Io } from '../io.ts';
+import { namespaceFlag } from '../kube-flags.ts';
 
 export const AGENT_USAGE = `Usage: node-tuning-advisor agent [flags]
 
 Runs the checks every --interval and publishes the result on this node's Node object:
 annotations under node-tuning-advisor.io/ (patched only when they change), Events on
-transitions (TuningRecommendation / TuningResolved) and Prometheus metrics.
+transitions (TuningRecommendation / TuningResolved) and Prometheus metrics; renews a heartbeat
+(a Lease named after the node in --namespace) every --heartbeat while that report is current.
 
 Flags:
   --kubeconfig FILE      use this kubeconfig (default: the in-cluster service account)
@@ -31,6 +34,10 @@ Flags:
   --startup-window DUR   how far back the pod start-up, volume attach and kubelet SLI figures
                          reach (default 1h; 1m to 24h, at least --interval): a node that started
                          no pod in it has no figure, never an old one
+  --heartbeat DURATION   heartbeat Lease renewal period, +0-10 % jitter (default 5m: 12 writes/h);
+                         report and describe call the node stale after 3 periods without one
+  --namespace NS         the heartbeat Lease's namespace, the agent's own (default: $POD_NAMESPACE,
+                         else ${DEFAULT_AGENT_NAMESPACE})
   --metrics-addr ADDR    /metrics, /healthz, /readyz listen address (default ${DEFAULT_METRICS_ADDR})
   --host-root DIR        where the host's / is (default /; in the DaemonSet: /host)
   --rules PATH           extra rule directory or file; repeatable
@@ -42,15 +49,19 @@ Flags:
   --kubelet-insecure-tls do not verify the kubelet's serving certificate (self-signed kubelets);
                          the agent's token is then sent to whoever answers at the Node's address
   --kubelet-address IP   where the kubelet listens (default: the Node's InternalIP, else ExternalIP)
-  --dry-run              print the merge patch and Events instead of sending them (only reads)
-  --once                 one scan and one publish, then exit (0 published, 1 gave up after retries)
+  --dry-run              print the merge patch and Events instead of sending them (only reads;
+                         no heartbeat)
+  --once                 one scan, one publish and one heartbeat renewal, then exit (0 published,
+                         1 gave up after retries)
   -h, --help             this help
 
 API use: one LIST and one watch each of this Node (fieldSelector metadata.name=NAME), the pods on it
 (fieldSelector spec.nodeName=NAME), CSIDriver objects and this node's CSINode; no periodic GET or LIST;
-writes only on change; before each scan one GET of the kubelet's /metrics (HTTPS with the agent's token,
+writes only on change, plus one heartbeat PATCH per --heartbeat (one GET of it at start);
+before each scan one GET of the kubelet's /metrics (HTTPS with the agent's token,
 RBAC get nodes/metrics; plain HTTP only where the port answers plain HTTP, without the token); client limit 1 request/s, burst 5; 429 honours Retry-After (watches too); errors
-back off exponentially (1 s … 5 min, jittered). SIGTERM aborts what is in flight and exits within 2 s. Deploy-free try-out: agent --kubeconfig ~/.kube/config --node-name N --dry-run --once
+back off exponentially (1 s … 5 min, jittered). SIGTERM aborts what is in flight and exits within 2 s (it clears nothing: see cleanup).
+Deploy-free try-out: agent --kubeconfig ~/.kube/config --node-name N --dry-run --once
 `;
 
 export { parseDuration };
@@ -99,6 +110,8 @@ export async function agentCommand(args: string[], io: Io): Promise<number> {
     interval: { type: 'string', default: '5m' },
     'startup-jitter': { type: 'string', default: '30s' },
     'startup-window': { type: 'string' },
+    heartbeat: { type: 'string', default: '5m' },
+    namespace: { type: 'string' },
     'metrics-addr': { type: 'string', default: DEFAULT_METRICS_ADDR },
     'host-root': { type: 'string', default: '/' },
     rules: { type: 'string', multiple: true },
@@ -120,6 +133,9 @@ export async function agentCommand(args: string[], io: Io): Promise<number> {
   const intervalMs = parseDuration('--interval', values.interval as string);
   const startupJitterMs = Math.min(intervalMs, parseDuration('--startup-jitter', values['startup-jitter'] as string, { allowZero: true }));
   const startupWindowMs = startupWindow(values['startup-window'] as string | undefined, intervalMs);
+  const heartbeatMs = parseDuration('--heartbeat', values.heartbeat as string);
+  if (heartbeatMs < 1000 || heartbeatMs > 86_400_000) throw new UsageError(`--heartbeat ${values.heartbeat} must be from 1s to 24h (default 5m)`);
+  const namespace = namespaceFlag(values.namespace === undefined ? '$POD_NAMESPACE' : '--namespace', values.namespace ?? env.POD_NAMESPACE);
   const probe = values['probe-interval'] ?? 'auto';
   const probeInterval: ProbeInterval = probe === 'auto' ? 'auto' : probe === 'off' ? 0 : parseDuration('--probe-interval', probe);
   const caFile = values['kubelet-ca-file'] as string | undefined;
@@ -162,6 +178,7 @@ export async function agentCommand(args: string[], io: Io): Promise<number> {
     kubeconfig: values.kubeconfig, nodeName, scan, log, metrics, startupWindowMs,
     dryRunOut: values['dry-run'] ? io.stdout : undefined,
     kubelet: { ...(caFile === undefined ? {} : { caFile }), ...(kubeletAddress === undefined ? {} : { address: kubeletAddress }), insecureTls: values['kubelet-insecure-tls'] === true },
+    heartbeat: { periodMs: heartbeatMs, namespace },
     agent: { intervalMs, startupJitterMs: values.once ? 0 : startupJitterMs, once: values.once === true },
   });
   const server = values.once ? undefined : await startMetricsServer(metrics, address, () => agent.ready)

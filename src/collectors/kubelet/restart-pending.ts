@@ -17,6 +17,9 @@ import { dpkgVersion } from './version.ts';
 
 type Part = { value: boolean; source: string; detail: string; why: string[] } | { unknown: string };
 
+/** Both parts' reason where no kubelet process runs (a snapshot, a stopped kubelet): said once. */
+const NO_PROCESS = 'no running kubelet process to compare with';
+
 const when = (ms: number): string => new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
 
 async function changedSince(host: HostRoot, files: string[], startedAt: number): Promise<{ changed: string[] } | { unknown: string }> {
@@ -37,7 +40,7 @@ export async function configPart(host: HostRoot, drift: string[] | { unknown: st
   if (Array.isArray(drift)) {
     return { value: drift.length > 0, source: 'running kubelet /configz', detail: drift.length > 0 ? drift.join('; ') : 'the running kubelet\'s values are what its files say', why: drift };
   }
-  if (startedAt === undefined) return { unknown: `no live kubelet process to tell when it started, and its running values: ${drift.unknown}` };
+  if (startedAt === undefined) return { unknown: source.startsWith('/proc/') ? `the kubelet's start time cannot be read (${source})` : NO_PROCESS };
   const changed = await changedSince(host, files, startedAt);
   if ('unknown' in changed) return { unknown: `${drift.unknown}; ${changed.unknown}` };
   const started = `the kubelet started ${when(startedAt)}`;
@@ -61,7 +64,7 @@ async function versionPart(host: HostRoot, cluster: WorkloadSnapshot | undefined
 
 /** The binary part: exe, else ctime against the start, else the versions. */
 export async function binaryPart(host: HostRoot, command: KubeletCommand, startedAt: number | undefined, cluster: WorkloadSnapshot | undefined): Promise<Part> {
-  if (command.via !== 'process' || command.pid === undefined) return { unknown: 'no running kubelet process was found to compare with its binary on disk' };
+  if (command.via !== 'process' || command.pid === undefined) return { unknown: NO_PROCESS };
   const exe = await processExe(host, command.pid);
   const exeSource = `/proc/${command.pid}/exe`;
   if ('path' in exe) {
@@ -97,7 +100,7 @@ export function recordRestartPending(facts: FactSet, config: Part, binary: Part,
     facts.set('kubelet.restartPendingWhy', why, 'inferred');
     return;
   }
-  const unknown = parts.filter((p): p is { unknown: string } => 'unknown' in p).map((p) => p.unknown);
+  const unknown = [...new Set(parts.filter((p): p is { unknown: string } => 'unknown' in p).map((p) => p.unknown))];
   if (unknown.length > 0) {
     facts.unknown('kubelet.restartPending', unknown.join('; '));
     facts.unknown('kubelet.restartPendingWhy', unknown.join('; '));

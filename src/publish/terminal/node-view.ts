@@ -74,11 +74,22 @@ function header(advice: NodeAdvice, layout: Layout): string[] {
   const { score, grade, counts, omitted, rules } = advice.report;
   const coverage = coverageFromCounts(counts, rules.filter((e) => e.status === 'unknown').map((e) => e.severity));
   const tally = [`${counts.fail} failing`, `${counts.unknown} unknown`, `${counts.pass} pass`, `${counts['not-applicable']} not applicable`, coverageText(coverage)];
+  const stale = advice.heartbeat?.state === 'stale';
   return [
-    ...hang('', `node ${advice.node} · score ${score}/100, grade ${grade} · ${roles} · as its agent published it`, layout.width, 2)
+    ...hang('', `node ${advice.node} · score ${score}/100, grade ${grade} · ${roles} · as its agent ${stale ? 'last ' : ''}published it`, layout.width, 2)
       .map((line, i) => (i === 0 ? layout.paint('bold', line) : line)),
     ...hang('', `${tally.join(' · ')}${omitted > 0 ? ` · ${omitted} more not published (8 KiB limit)` : ''}`, layout.width, 2),
+    ...heartbeatLines(advice, layout),
   ];
+}
+
+/** STALE in bold when no heartbeat vouches for the findings any more; otherwise how old the heartbeat is. */
+function heartbeatLines(advice: NodeAdvice, layout: Layout): string[] {
+  const heartbeat = advice.heartbeat;
+  if (!heartbeat) return [];
+  if (heartbeat.state !== 'stale') return hang('', `Heartbeat: ${heartbeat.reason}`, layout.width, 2);
+  return hang('STALE: ', `${heartbeat.reason}. These findings may no longer be true.`, layout.width, 2)
+    .map((line, i) => (i === 0 ? layout.paint('bold', line) : line));
 }
 
 export function renderNodeView(advice: NodeAdvice, info: RuleInfo, options: NodeViewOptions): string {
