@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { PageBrowser, type PageCheck } from '../test/helpers/browser.ts';
 import { ControlPlane, freePort } from '../test/helpers/control-plane.ts';
 import { HollowNode } from '../test/helpers/hollow-node.ts';
-import { createReadyNode } from '../test/helpers/kube-objects.ts';
+import { createReadyNode, ensureNamespace } from '../test/helpers/kube-objects.ts';
 import { runArgv, type Run as Ran } from '../test/helpers/measure-cli.ts';
 import { SOURCE_NODE_FLAGS } from '../test/helpers/source-node.ts';
 
@@ -73,6 +73,8 @@ async function makePages(dir: string): Promise<void> {
   let kubelet: HollowNode | undefined;
   try {
     kubelet = await HollowNode.start(cp, KUBELET_NODE, { qps: 5, burst: 10, ownPidNamespace: true });
+    // The agents' own namespace, where each renews its heartbeat Lease: report calls a node without one stale.
+    await ensureNamespace(cp, 'node-tuning-advisor');
     for (const [node, host] of Object.entries(FLEET)) {
       await createReadyNode(cp, node, node.startsWith('cp-') ? { labels: { [CP_LABEL]: '' } } : {});
       if (host) await agentOnce(cp, node, dir, host);
