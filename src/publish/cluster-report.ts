@@ -33,7 +33,7 @@ function nodeCells(row: NodeRow): [string, string, string] {
 }
 
 /** "STALE: last heartbeat 31 min ago" or "STALE: no heartbeat". */
-function staleText(row: NodeRow): string {
+export function staleText(row: NodeRow): string {
   const seconds = row.heartbeat?.ageSeconds;
   return seconds === undefined ? 'STALE: no heartbeat' : `STALE: last heartbeat ${age(Math.abs(seconds))} ${seconds < 0 ? 'ahead' : 'ago'}`;
 }
@@ -75,7 +75,7 @@ export function unknownRulesLine(report: ClusterReport): string | undefined {
     + 'not counted above; agents with other rule files (run report with their --rules) or annotations someone else wrote';
 }
 
-function headLine(report: ClusterReport): string {
+export function headLine(report: ClusterReport): string {
   const { nodes, withAgent, stale, noAgent, unreadable } = report.summary;
   const scope = report.selector ? ` matching ${report.selector}` : '';
   const counts = [`${spaced(withAgent)} with agent`, ...(stale > 0 ? [`${spaced(stale)} stale`] : []),
