@@ -33,7 +33,7 @@ function nodeCells(row: NodeRow): [string, string, string] {
 }
 
 /** "STALE: last heartbeat 31 min ago" or "STALE: no heartbeat". */
-function staleText(row: NodeRow): string {
+export function staleText(row: NodeRow): string {
   const seconds = row.heartbeat?.ageSeconds;
   return seconds === undefined ? 'STALE: no heartbeat' : `STALE: last heartbeat ${age(Math.abs(seconds))} ${seconds < 0 ? 'ahead' : 'ago'}`;
 }
@@ -81,7 +81,7 @@ function restartPendingPart(report: ClusterReport): string[] {
   return pending && pending.nodes > 0 ? [`kubelet restart pending on ${nodeCount(pending.nodes)}`] : [];
 }
 
-function headLine(report: ClusterReport): string {
+export function headLine(report: ClusterReport): string {
   const { nodes, withAgent, stale, noAgent, unreadable } = report.summary;
   const scope = report.selector ? ` matching ${report.selector}` : '';
   const counts = [`${spaced(withAgent)} with agent`, ...(stale > 0 ? [`${spaced(stale)} stale`] : []),
