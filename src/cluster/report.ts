@@ -144,8 +144,10 @@ export async function runClusterReport(api: ClusterApi, options: ReportOptions):
   // Node rules too: version-2 annotations leave out a rule's category, the rule set knows it.
   const everyScope = await loadRuleSet(options);
   const rules = everyScope.filter((rule) => rule.scope === 'cluster');
-  const categories = new Map(everyScope.map((rule) => [rule.id, rule.category]));
-  const tally = new FleetTally({ limit: options.limit, categoryOf: (rule) => categories.get(rule), knownRule: (rule) => categories.has(rule) });
+  const byId = new Map(everyScope.map((rule) => [rule.id, rule]));
+  const tally = new FleetTally({
+    limit: options.limit, categoryOf: (rule) => byId.get(rule)?.category, knownRule: (rule) => byId.has(rule), ruleOf: (rule) => byId.get(rule),
+  });
   const events = new EventsSplitTally();
   const heartbeats = await HeartbeatBook.read(api, options.agentNamespace ?? DEFAULT_AGENT_NAMESPACE, Date.parse(generatedAt));
   await foldNodes(api, options, tally, events, heartbeats);

@@ -209,6 +209,12 @@ describe('measure pod-startup on real kubelets (hollow nodes at 5/10 and 50/100)
         const exposedP99 = firstExposition(agentMetrics, agent, P99_LINE);
         const { m, firstCreateMs, diagnostic } = await measureAndCompare('hollow-fast');
         t.diagnostic(diagnostic);
+        // A 1.36 kubelet sets PodReadyToStartContainers at the sandbox (k/k #134660): every pod has the
+        // milestone, never received after its containers started, and initialization ends there.
+        assert.match(m.kubeletVersion, /^v1\.36\./);
+        const early = m.samples.filter((s: any) => s.milestones.sandbox && s.milestones.sandbox.seenMs <= s.milestones.started.seenMs);
+        assert.equal(early.length, m.samples.length, 'each pod\'s sandbox condition came no later than its running containers');
+        t.diagnostic(`sandbox received before the containers ran: ${m.samples.filter((s: any) => s.milestones.sandbox.seenMs < s.milestones.started.seenMs).length}/${m.samples.length} pods`);
         const scraped = await metrics();
         // The kubelet records a pod's SLI when its own watch shows the pod running (after its status
         // write, however late that watch is on a loaded machine), from the creationTimestamp (whole
