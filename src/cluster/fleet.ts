@@ -6,6 +6,7 @@ import type { Report, Severity } from '../report/types.ts';
 import { agentRank, failingRules, isStale, slimRow, worstFirst, type NodeRow } from './nodes.ts';
 import type { HeartbeatSummary } from './heartbeats.ts';
 import { TopN } from './top.ts';
+import { countRestartPending, restartPendingTally, type RestartPending, type RuleLookup } from './restart-pending.ts';
 
 type Grade = Report['grade'];
 
@@ -22,6 +23,8 @@ export interface FleetSummary {
   failing: Record<Severity, number>;
   /** Failing rule ids the rule set does not know, tallied apart: never in `fleet` or the groups. */
   unknownRules: UnknownRules;
+  /** Current nodes with kubelet-restart-pending failing, each once; null when the rule set has no such rule. */
+  restartPending: RestartPending | null;
   /** The heartbeat Leases read (report sets it). */
   heartbeats?: HeartbeatSummary;
 }
@@ -75,6 +78,8 @@ export interface FleetOptions {
   categoryOf?: (rule: string) => string | undefined;
   /** Whether the rule set has this rule; failing ids it has not are tallied apart. Default: every id. */
   knownRule?: (rule: string) => boolean;
+  /** The rule set's severity and category of a rule (the restart-pending count reads them from here). */
+  ruleOf?: RuleLookup;
 }
 
 /** Bounds against hostile annotations and labels: distinct rules, roles and groups tallied. */
@@ -107,7 +112,7 @@ export const nodes = (n: number) => `${spaced(n)} ${n === 1 ? 'node' : 'nodes'}`
 export class FleetTally {
   readonly summary: FleetSummary = {
     nodes: 0, withAgent: 0, stale: 0, noAgent: 0, unreadable: 0, grades: { A: 0, B: 0, C: 0, D: 0, F: 0 }, failing: { critical: 0, warning: 0, info: 0 },
-    unknownRules: { nodes: 0, ids: 0, more: false, examples: [] },
+    unknownRules: { nodes: 0, ids: 0, more: false, examples: [] }, restartPending: null,
   };
   private readonly worst: TopN<NodeRow>;
   private readonly groups = new Map<string, NodeGroup>();
@@ -121,6 +126,7 @@ export class FleetTally {
     this.worst = new TopN(options.limit, worstFirst);
     this.categoryOf = options.categoryOf ?? (() => undefined);
     this.knownRule = options.knownRule ?? (() => true);
+    this.summary.restartPending = restartPendingTally(options.ruleOf ?? (() => undefined));
   }
 
   add(row: NodeRow): void {
@@ -131,6 +137,7 @@ export class FleetTally {
       s.withAgent += 1;
       s.grades[row.report.grade] += 1;
       this.countRoles(row);
+      countRestartPending(s.restartPending, row);
     } else if (row.agent === 'none') s.noAgent += 1;
     else s.unreadable += 1;
     const out = this.worst.offer(slimRow(row));
@@ -186,8 +193,10 @@ export class FleetTally {
     }
   }
 
+  /** The node's failing rules the rule set knows, each once: an annotation listing one twice counts it once. */
   private knownFailing(row: NodeRow): ReturnType<typeof failingRules> {
-    return failingRules(row).filter((entry) => this.knownRule(entry.rule));
+    const seen = new Set<string>();
+    return failingRules(row).filter((entry) => this.knownRule(entry.rule) && !seen.has(entry.rule) && seen.add(entry.rule));
   }
 
   private countUnknown(row: NodeRow): void {
