@@ -14,14 +14,15 @@
 // Bounded: one deadline per exchange, the body capped while it streams in, no redirects, no compression.
 import type { IncomingMessage } from 'node:http';
 import type { KubeletReadResult } from '../workload/kubelet-view.ts';
-import { DEFAULT_MAX_BODY_BYTES, fetchLocalText, readCappedBody } from '../host/local-http.ts';
+import { DEFAULT_MAX_BODY_BYTES, fetchLocalLines, readCappedLines } from '../host/local-http.ts';
+import type { LineSplitter, LineWalk } from '../text/lines.ts';
 import { readRegularFileSync } from '../host/open-checked.ts';
 import { fileTypeOf } from '../host/read-failure.ts';
 
 
 /** Not ok: `reason` is for people (what is wrong, then the fix; details in parentheses, which short lines drop first). */
 export type KubeletRead =
-  | { ok: true; text: string; url: string }
+  | { ok: true; walk: LineWalk; url: string }
   | { ok: false; result: Exclude<KubeletReadResult, 'ok'>; reason: string; url: string };
 
 export interface KubeletTarget {
@@ -71,20 +72,21 @@ export class KubeletMetricsReader {
     this.opts = opts;
   }
 
-  async read(target: KubeletTarget): Promise<KubeletRead> {
+  /** The body goes line by line into `lines` as it streams (never whole in memory); only an ok read's lines count. */
+  async read(target: KubeletTarget, lines: LineSplitter): Promise<KubeletRead> {
     const key = `${target.address}:${target.port}`;
-    if (this.plain.has(key)) return this.readPlain(target, key);
-    const got = await this.readHttps(target);
+    if (this.plain.has(key)) return this.readPlain(target, key, lines);
+    const got = await this.readHttps(target, lines);
     if (got === 'plain-http') {
       this.plain.add(key);
-      return this.readPlain(target, key);
+      return this.readPlain(target, key, lines);
     }
     return got;
   }
 
-  private async readPlain(target: KubeletTarget, key: string): Promise<KubeletRead> {
+  private async readPlain(target: KubeletTarget, key: string, lines: LineSplitter): Promise<KubeletRead> {
     const host = target.address.includes(':') ? `[${target.address}]` : target.address;
-    const got = await fetchLocalText(`http://${host}:${target.port}/metrics`, {
+    const got = await fetchLocalLines(`http://${host}:${target.port}/metrics`, lines, {
       timeoutMs: this.timeoutMs, maxBytes: this.opts.maxBytes ?? DEFAULT_MAX_BODY_BYTES,
       ownAddresses: [...localAddresses(), target.address],
     });
@@ -97,7 +99,7 @@ export class KubeletMetricsReader {
     return this.opts.timeoutMs ?? 5000;
   }
 
-  private async readHttps(target: KubeletTarget): Promise<KubeletRead | 'plain-http'> {
+  private async readHttps(target: KubeletTarget, lines: LineSplitter): Promise<KubeletRead | 'plain-http'> {
     const host = target.address.includes(':') ? `[${target.address}]` : target.address;
     const url = `https://${host}:${target.port}/metrics`;
     let creds: { token: string | undefined; ca: string | undefined };
@@ -132,7 +134,7 @@ export class KubeletMetricsReader {
         const status = res.statusCode ?? 0;
         if (status === 401) return fail('unauthorized', UNAUTHORIZED);
         if (status === 403) return fail('forbidden', FORBIDDEN);
-        readCappedBody(res, maxBytes, (reason) => fail('error', `the kubelet's answer was not read (${reason})`), (text) => resolve({ ok: true, text, url }));
+        readCappedLines(res, maxBytes, lines, (reason) => fail('error', `the kubelet's answer was not read (${reason})`), (walk) => resolve({ ok: true, walk, url }));
       });
       req.on('error', (error: NodeJS.ErrnoException) => {
         if ((error.code === 'EPROTO' || /^ERR_SSL_/.test(error.code ?? '')) && PLAIN_HTTP_ANSWER.test(error.message)) return resolve('plain-http');

@@ -4,7 +4,7 @@
 import type { AgentMetrics } from '../publish/metrics.ts';
 import type { KubeletMetricsView } from '../workload/kubelet-view.ts';
 import type { KubeletMetricsReader, KubeletRead, KubeletTarget } from './kubelet-metrics.ts';
-import { KubeletSliTracker } from './kubelet-sli.ts';
+import { histogramReader, KubeletSliTracker } from './kubelet-sli.ts';
 
 export interface KubeletScrapeOptions {
   nodeName: string;
@@ -34,15 +34,16 @@ export class KubeletScrape {
   /** Reads once; never throws (a failure is the view's result and reason). */
   async read(): Promise<KubeletMetricsView> {
     const target = this.opts.target();
+    const histograms = histogramReader();
     const got: KubeletRead = target === undefined
       ? { ok: false, result: 'no_endpoint', url: `api:nodes/${this.opts.nodeName} status.daemonEndpoints`, reason: this.noEndpoint() }
-      : await this.opts.reader.read(target).catch((err: Error) => ({ ok: false as const, result: 'error' as const, url: `${target.address}:${target.port}`, reason: `the read failed (${err.message})` }));
+      : await this.opts.reader.read(target, histograms.lines).catch((err: Error) => ({ ok: false as const, result: 'error' as const, url: `${target.address}:${target.port}`, reason: `the read failed (${err.message})` }));
     this.opts.metrics?.setKubeletRead(got.ok ? 'ok' : got.result);
     const line = got.ok ? `kubelet /metrics: read from ${got.url}` : `kubelet /metrics not read (${got.url}), its start-up p99 is unknown: ${got.reason}`;
     if (line !== this.lastLine) this.opts.log(line);
     this.lastLine = line;
     if (!got.ok) return { result: got.result, source: got.url, reason: got.reason };
-    const interval = this.sli.scrape(got.text);
+    const interval = this.sli.scrape(histograms.result());
     if (interval) this.opts.metrics?.setKubeletSli(interval);
     const sli = interval?.sli;
     const first = interval === undefined ? this.sli.sinceStart('sli') : undefined;

@@ -5,6 +5,9 @@
 // compared with the previous one: the p99 of the pods started in between (bucket deltas, linear
 // interpolation inside a bucket as PromQL's histogram_quantile does), beside the pod-watch figure.
 
+import type { LineSplitter } from '../text/lines.ts';
+import { prometheusReader, type ParsedMetrics } from '../text/prometheus-text.ts';
+
 export const KUBELET_HISTOGRAMS = {
   sli: 'kubelet_pod_start_sli_duration_seconds',
   total: 'kubelet_pod_start_total_duration_seconds',
@@ -22,41 +25,34 @@ export interface Buckets {
   count: number;
 }
 
-const MAX_LINES = 200_000;
-const LINE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{([^}]*)\})?\s+(\S+)/;
+export type KubeletHistograms = Partial<Record<KubeletHistogram, Buckets>>;
 
-function leOf(labels: string | undefined): number | undefined {
-  const m = /(?:^|,)\s*le="([^"]*)"/.exec(labels ?? '');
-  if (!m) return undefined;
-  return m[1] === '+Inf' ? Infinity : Number(m[1]);
+const WANTED: ReadonlySet<string> = new Set(Object.values(KUBELET_HISTOGRAMS));
+
+/** A parser of the four histograms, fed line by line (`lines`, as the body streams in). */
+export function histogramReader(): { lines: LineSplitter; result(): KubeletHistograms } {
+  const reader = prometheusReader(WANTED);
+  return { lines: reader.lines, result: () => cumulative(reader.result()) };
 }
 
-/** The wanted histograms from Prometheus text exposition; malformed lines are skipped. */
-export function parseHistograms(text: string): Partial<Record<KubeletHistogram, Buckets>> {
-  const wanted = new Map<string, KubeletHistogram>(Object.entries(KUBELET_HISTOGRAMS).map(([k, v]) => [`${v}_bucket`, k as KubeletHistogram]));
-  const byBound = new Map<KubeletHistogram, Map<number, number>>();
-  let lines = 0;
-  for (const line of text.split('\n')) {
-    if (++lines > MAX_LINES) break;
-    if (line.startsWith('#')) continue;
-    const m = LINE.exec(line);
-    if (!m) continue;
-    const key = wanted.get(m[1] as string);
-    if (key === undefined) continue;
-    const le = leOf(m[2]);
-    const value = Number(m[3]);
-    if (le === undefined || Number.isNaN(le) || !Number.isFinite(value) || value < 0) continue;
-    const buckets = byBound.get(key) ?? new Map<number, number>();
-    buckets.set(le, (buckets.get(le) ?? 0) + value);
-    byBound.set(key, buckets);
-  }
-  const out: Partial<Record<KubeletHistogram, Buckets>> = {};
-  for (const [key, buckets] of byBound) {
+function cumulative(parsed: ParsedMetrics): KubeletHistograms {
+  const out: KubeletHistograms = {};
+  for (const [key, name] of Object.entries(KUBELET_HISTOGRAMS) as [KubeletHistogram, string][]) {
+    const buckets = parsed.buckets.get(name);
+    if (!buckets) continue;
     const bounds = [...buckets.keys()].sort((a, b) => a - b);
     const counts = bounds.map((b) => buckets.get(b) as number);
     out[key] = { bounds, counts, count: counts[counts.length - 1] ?? 0 };
   }
   return out;
+}
+
+/** The four histograms of a whole text. */
+export function parseHistograms(text: string): KubeletHistograms {
+  const reader = histogramReader();
+  reader.lines.push(text);
+  reader.lines.end();
+  return reader.result();
 }
 
 /** histogram_quantile over cumulative buckets; null without observations. Above the last finite bound: that bound. */
@@ -96,11 +92,10 @@ export interface IntervalP99 {
 
 /** Keeps the previous scrape; each new one gives the p99 per histogram of what happened in between. */
 export class KubeletSliTracker {
-  private previous: Partial<Record<KubeletHistogram, Buckets>> | undefined;
+  private previous: KubeletHistograms | undefined;
 
   /** First scrape: nothing to compare with yet (undefined); a restarted kubelet starts the interval again. */
-  scrape(text: string): Partial<Record<KubeletHistogram, IntervalP99>> | undefined {
-    const now = parseHistograms(text);
+  scrape(now: KubeletHistograms): Partial<Record<KubeletHistogram, IntervalP99>> | undefined {
     const before = this.previous;
     this.previous = now;
     if (!before) return undefined;

@@ -4,6 +4,7 @@
 import { FINDINGS_KEY, parseAnnotations, type AnnotatedReport } from '../wire/annotations.ts';
 import { EVENT_NAMESPACE, REPORTING_COMPONENT } from '../wire/events.ts';
 import { oneLine } from '../text/controls.ts';
+import { eachLine } from '../text/lines.ts';
 import { InputError } from '../input-error.ts';
 import type { ClusterApi } from './api.ts';
 import { rolesOf } from './nodes.ts';
@@ -13,6 +14,9 @@ import type { Obj } from '../kube/objects.ts';
 export const NODE_ADVICE_SCHEMA_VERSION = 1;
 /** The newest Events shown; the JSON has them all. */
 const MAX_EVENTS = 20;
+/** The agent writes at most 8 KiB of lines of at most 138 bytes; a Node's annotation can hold far more. */
+const MAX_FINDING_LINES = 200;
+const MAX_FINDING_LINE_CHARS = 1024;
 
 export interface AdvisorEvent {
   type: string;
@@ -59,6 +63,16 @@ function eventOf(item: Obj): AdvisorEvent {
   };
 }
 
+/** The findings annotation's lines, bounded before any is copied (another writer than the agent may have set it). */
+function findingLines(text: string): string[] {
+  const lines: string[] = [];
+  eachLine(text, { maxLines: MAX_FINDING_LINES, maxLineChars: MAX_FINDING_LINE_CHARS }, (line) => {
+    const shown = oneLine(line);
+    if (shown) lines.push(shown);
+  });
+  return lines;
+}
+
 export async function readNodeAdvice(api: ClusterApi, name: string): Promise<NodeAdvice> {
   checkNodeName(name);
   const got = await api.getNode(name);
@@ -84,7 +98,7 @@ export async function readNodeAdvice(api: ClusterApi, name: string): Promise<Nod
     ...(parsed.state === 'unreadable' ? { problem: parsed.reason } : {}),
     ...(parsed.state === 'ok' && parsed.summary !== undefined ? { summary: oneLine(parsed.summary) } : {}),
     ...(parsed.state === 'ok' ? { report: parsed.report } : {}),
-    findings: (annotations?.[FINDINGS_KEY] ?? '').split('\n').map(oneLine).filter(Boolean),
+    findings: findingLines(annotations?.[FINDINGS_KEY] ?? ''),
     events,
     ...(listed.ok ? {} : { eventsProblem: listed.reason }),
   };

@@ -9,6 +9,7 @@ import type { FactSet } from '../facts/fact-set.ts';
 import type { HostRoot } from '../host/host-root.ts';
 import { listProcesses } from '../host/processes.ts';
 import { detectRancher } from './rancher.ts';
+import { firstLines } from '../text/lines.ts';
 
 const FACTS = ['containerd.present', 'containerd.configFile', 'containerd.maxConcurrentDownloads', 'containerd.snapshotter', 'containerd.cgroupDriver', 'containerd.cgroupDriverMatchesKubelet'];
 const DEFAULTS = { maxConcurrentDownloads: 3, snapshotter: 'overlayfs', cgroupDriver: 'cgroupfs' };
@@ -28,7 +29,7 @@ export type TomlValue = string | number | boolean | string[];
 export function tomlScalars(text: string): Map<string, TomlValue> {
   const values = new Map<string, TomlValue>();
   let table: string[] = [];
-  for (const [index, raw] of text.split('\n').slice(0, 20_000).entries()) {
+  for (const [index, raw] of firstLines(text, 20_000).entries()) {
     const line = stripComment(raw).trim();
     if (line === '') continue;
     const header = /^\[\[?(.+?)\]\]?$/.exec(line);

@@ -27,10 +27,10 @@ test('quantile interpolates inside the bucket and stops at the last finite bound
 
 test('per interval: the deltas between scrapes; a kubelet restart begins a new interval', () => {
   const sli = new KubeletSliTracker();
-  assert.equal(sli.scrape(text([0, 6, 7, 9, 10])), undefined);
-  const next = sli.scrape(text([0, 6, 107, 109, 110]))!;
+  assert.equal(sli.scrape(parseHistograms(text([0, 6, 7, 9, 10]))), undefined);
+  const next = sli.scrape(parseHistograms(text([0, 6, 107, 109, 110])))!;
   assert.deepEqual(next.sli?.samples, 100);
   assert.ok(Math.abs((next.sli?.p99Seconds as number) - 2.99) < 1e-9, 'the 100 new ones all in bucket 2-3 s: rank 99 of 100 at 99 % of it');
-  const restarted = sli.scrape(text([0, 1, 1, 1, 1]))!;
+  const restarted = sli.scrape(parseHistograms(text([0, 1, 1, 1, 1])))!;
   assert.deepEqual(restarted.sli?.samples, 1, 'counts went down: the kubelet restarted, its new totals are the interval');
 });

@@ -25,7 +25,7 @@ import { requireTool } from '../helpers/tools.ts';
 import { HollowNode } from '../helpers/hollow-node.ts';
 import { CLI, createdAt, namespaceGone, percentile, runMeasure } from '../helpers/measure-cli.ts';
 import { ReadyWitness } from '../helpers/ready-witness.ts';
-import { KubeletSliTracker } from '../../src/agent/kubelet-sli.ts';
+import { KubeletSliTracker, parseHistograms } from '../../src/agent/kubelet-sli.ts';
 import { fetchLocalText } from '../../src/host/local-http.ts';
 import { SOURCE_NODE_FLAGS } from '../helpers/source-node.ts';
 
@@ -189,7 +189,7 @@ describe('measure pod-startup on real kubelets (hollow nodes at 5/10 and 50/100)
           return got.text;
         };
         const sli = new KubeletSliTracker();
-        assert.equal(sli.scrape(await metrics()), undefined, 'the first scrape only sets the start of the interval');
+        assert.equal(sli.scrape(parseHistograms(await metrics())), undefined, 'the first scrape only sets the start of the interval');
         // The agent on this node: before each scan it reads the same endpoint and exposes the p99 of the pods
         // started since its previous read (HTTPS first; the port answers plain HTTP, so plain HTTP without the
         // token). The hollow kubelet registers 192.0.2.2 (unroutable) as its InternalIP: --kubelet-address
@@ -214,7 +214,7 @@ describe('measure pod-startup on real kubelets (hollow nodes at 5/10 and 50/100)
         // the time from the first create to the last read, plus 1 s: the bucket above that bounds each
         // p99 read from the buckets (the run's own total is no bound: the kubelet's watch may lag ours).
         const sliBound = (): number => bucketAbove(scraped, (Date.now() - firstCreateMs) / 1000 + 1);
-        const interval = sli.scrape(scraped);
+        const interval = sli.scrape(parseHistograms(scraped));
         t.diagnostic(`kubelet SLI over the run: ${JSON.stringify(interval)}`);
         assert.equal(interval?.sli?.samples, PODS, 'the kubelet observed each of the run\'s pods once');
         assert.equal(interval?.total?.samples, PODS);
