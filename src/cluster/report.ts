@@ -128,11 +128,12 @@ async function foldNodes(api: ClusterApi, options: ReportOptions, tally: FleetTa
 
 export async function runClusterReport(api: ClusterApi, options: ReportOptions): Promise<ClusterReport> {
   const generatedAt = options.generatedAt ?? new Date().toISOString();
-  // Node rules too: version-2 annotations leave out a rule's category, the rule set knows it.
+  // Node rules too: the fleet's tally takes each rule's severity and category from the rule set.
   const everyScope = await loadRuleSet(options);
   const rules = everyScope.filter((rule) => rule.scope === 'cluster');
-  const categories = new Map(everyScope.map((rule) => [rule.id, rule.category]));
-  const tally = new FleetTally({ limit: options.limit, categoryOf: (rule) => categories.get(rule), knownRule: (rule) => categories.has(rule) });
+  // Severity and category are the rule set's: an agent's annotation may claim anything.
+  const ruleFacts = new Map(everyScope.map((rule) => [rule.id, { severity: rule.severity, category: rule.category }]));
+  const tally = new FleetTally({ limit: options.limit, ruleOf: (rule) => ruleFacts.get(rule) });
   const events = new EventsSplitTally();
   await foldNodes(api, options, tally, events);
   const facts = new FactSet();
