@@ -29,6 +29,7 @@ export const PERSISTENTVOLUMECLAIMS = resource('', 'v1', 'persistentvolumeclaims
 export const STORAGECLASSES = resource('storage.k8s.io', 'v1', 'storageclasses', 'StorageClass', false);
 export const CSIDRIVERS = resource('storage.k8s.io', 'v1', 'csidrivers', 'CSIDriver', false);
 export const CSINODES = resource('storage.k8s.io', 'v1', 'csinodes', 'CSINode', false);
+export const CLUSTERROLEBINDINGS = resource('rbac.authorization.k8s.io', 'v1', 'clusterrolebindings', 'ClusterRoleBinding', false);
 export const SELFSUBJECTACCESSREVIEWS = resource('authorization.k8s.io', 'v1', 'selfsubjectaccessreviews', 'SelfSubjectAccessReview', false);
 /** Not a resource: /version, named so that errors and request counts can say what was asked. */
 export const VERSION = resource('', 'v1', 'version', 'Version', false);
