@@ -16,6 +16,9 @@ import type { NodeObject } from '../../kube/objects.ts';
 import { stripControls } from '../../text/terminal.ts';
 import { EXIT_OK, UsageError, listFlag, parseDuration, parseFlags, type Io } from '../io.ts';
 
+/** SIGHUP too: an agent started by hand over SSH stops cleanly when the session drops. */
+const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
+
 export const AGENT_USAGE = `Usage: node-tuning-advisor agent [flags]
 
 Runs the checks every --interval and publishes the result on this node's Node object:
@@ -46,7 +49,7 @@ API use: one LIST and one watch each of this Node (fieldSelector metadata.name=N
 (fieldSelector spec.nodeName=NAME), CSIDriver objects and this node's CSINode; no periodic GET or LIST;
 writes only on change; before each scan one GET of the kubelet's /metrics (HTTPS with the agent's token,
 RBAC get nodes/metrics; plain HTTP only where the port answers plain HTTP, without the token); client limit 1 request/s, burst 5; 429 honours Retry-After (watches too); errors
-back off exponentially (1 s … 5 min, jittered). SIGTERM aborts what is in flight and exits within 2 s. Deploy-free try-out: agent --kubeconfig ~/.kube/config --node-name N --dry-run --once
+back off exponentially (1 s … 5 min, jittered). SIGTERM (or SIGINT, SIGHUP) aborts what is in flight and exits within 2 s. Deploy-free try-out: agent --kubeconfig ~/.kube/config --node-name N --dry-run --once
 `;
 
 export { parseDuration };
@@ -144,14 +147,12 @@ export async function agentCommand(args: string[], io: Io): Promise<number> {
     .catch((err: NodeJS.ErrnoException) => { throw err.code ? new UsageError(err.message) : err; });
   if (server) log(`serving /metrics, /healthz, /readyz on ${address.host}:${server.port}`);
   const stop = (): void => { log('stopping: aborting what is in flight (a publish gets a short grace)'); agent.stop(); };
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
+  for (const signal of STOP_SIGNALS) process.once(signal, stop);
   const lastResort = keepServingOnUnhandledRejection(log, () => metrics.countUnhandledRejection());
   try {
     return await agent.run();
   } finally {
-    process.off('SIGTERM', stop);
-    process.off('SIGINT', stop);
+    for (const signal of STOP_SIGNALS) process.off(signal, stop);
     lastResort();
     await server?.close();
   }
