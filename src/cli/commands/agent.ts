@@ -28,7 +28,7 @@ transitions (TuningRecommendation / TuningResolved) and Prometheus metrics.
 Flags:
   --kubeconfig FILE      use this kubeconfig (default: the in-cluster service account)
   --node-name NAME       the Node to publish on (default: $NODE_NAME)
-  --interval DURATION    time between scans, ±10 % jitter (default 5m; e.g. 30s, 10m, 1h)
+  --interval DURATION    time between scans, ±10 % jitter (default 5m; e.g. 30s, 10m, 1h; at most 576h)
   --startup-jitter DUR   random delay before the first scan, at most (default 30s; 0s: none)
   --metrics-addr ADDR    /metrics, /healthz, /readyz listen address (default ${DEFAULT_METRICS_ADDR})
   --host-root DIR        where the host's / is (default /; in the DaemonSet: /host)
