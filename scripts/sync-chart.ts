@@ -7,7 +7,7 @@
 // inside `{{- if .Values.containerdConfig.mount }}`, and values where the objects name them: the
 // namespace (metadata, RoleBinding subjects, the ServiceAccount's user name in the admission
 // policies' CEL) from `.Release.Namespace`, the image, its pull policy, the agent's resources, its
-// --interval and extra flags, and the pod's scheduling, pull secrets and annotations.
+// --interval, --startup-window and extra flags, and the pod's scheduling, pull secrets and annotations.
 // The defaults of values.yaml must render the base exactly: this script refuses otherwise.
 // Run after changing manifests/ or rules/: npm run chart:sync (KUBECTL=path to use another kubectl).
 // test/manifests/helm-chart.test.ts fails while the files differ; test/manifests/helm-render.test.ts
@@ -214,7 +214,7 @@ function podField(owner: Json, key: string, from: string, scalar = false): Marke
 
 /**
  * The pod's scheduling (nodeSelector, tolerations, affinity, priorityClassName), its pull secrets and
- * annotations, the agent's --interval and extra flags from the values; the defaults must be the base's.
+ * annotations, the agent's --interval, --startup-window and extra flags from the values; the defaults must be the base's.
  */
 function agentPod(daemonSet: Json, defaults: ChartDefaults): MarkerLine[] {
   const pod = daemonSet.spec.template;
@@ -231,15 +231,18 @@ function agentPod(daemonSet: Json, defaults: ChartDefaults): MarkerLine[] {
     !(unset(podAnnotations) && pod.metadata.annotations === undefined) && 'podAnnotations {} (the base has none)',
     !isDeepStrictEqual(agent?.extraArgs, []) && 'agent.extraArgs []',
   ].filter(Boolean);
-  const interval = (container.args as string[]).indexOf(`--interval=${agent?.interval}`);
-  if (interval < 0) mismatch.push(`agent.interval (the base's args: ${container.args.join(' ')})`);
+  const valueFlags = (['interval', 'startupWindow'] as const).map((key) => {
+    const flag = `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+    const at = (container.args as string[]).indexOf(`${flag}=${agent?.[key]}`);
+    if (at < 0) mismatch.push(`agent.${key} (the base's args: ${container.args.join(' ')})`);
+    return { key, flag, at, name: marker(key.toUpperCase()) };
+  });
   if (mismatch.length > 0) throw new Error(`chart: values.yaml must render the base's DaemonSet: ${mismatch.join('; ')}`);
-  const INTERVAL = marker('INTERVAL');
   const EXTRA_ARGS = marker('EXTRA_ARGS');
-  container.args[interval] = INTERVAL;
+  for (const { at, name } of valueFlags) container.args[at] = name;
   container.args.push(EXTRA_ARGS);
   return [
-    { marker: INTERVAL, make: (indent) => `${indent}- {{ printf "--interval=%s" .Values.agent.interval | quote }}` },
+    ...valueFlags.map(({ key, flag, name }): MarkerLine => ({ marker: name, make: (indent) => `${indent}- {{ printf "${flag}=%s" .Values.agent.${key} | quote }}` })),
     { marker: EXTRA_ARGS, make: (indent) => `{{- range .Values.agent.extraArgs }}\n${indent}- {{ . | quote }}\n{{- end }}` },
     podField(pod.metadata, 'annotations', '.Values.podAnnotations'),
     podField(spec, 'nodeSelector', '.Values.nodeSelector'),
@@ -250,8 +253,11 @@ function agentPod(daemonSet: Json, defaults: ChartDefaults): MarkerLine[] {
   ];
 }
 
-/** Templates under templates/ written by hand: the helpers, the notes, the overrides ConfigMap from values. */
-export const HAND_WRITTEN = ['NOTES.txt', '_helpers.tpl', 'configmap-overrides.yaml'];
+/**
+ * Templates under templates/ written by hand: the helpers, the notes, the overrides ConfigMap from
+ * values, and the uninstall's cleanup (a Helm hook and its identity: the kustomizations have none).
+ */
+export const HAND_WRITTEN = ['NOTES.txt', '_helpers.tpl', 'configmap-overrides.yaml', 'cleanup.yaml'];
 
 /** Generated files: every .yaml of templates/ but HAND_WRITTEN, and the distributions partial. */
 export function isGenerated(name: string): boolean {

@@ -4,7 +4,7 @@ import { collectFacts, type CollectOptions } from './collectors/run.ts';
 import { HostRoot } from './host/host-root.ts';
 import { evaluateRules, type EffectiveRule } from './rules/engine.ts';
 import { loadRuleSet, type RuleSelection } from './rules/rule-set.ts';
-import { gradeOf, scoreOf } from './report/score.ts';
+import { judge } from './report/score.ts';
 import { REPORT_SCHEMA_VERSION, type Finding, type FindingStatus, type Report } from './report/types.ts';
 import type { FactSet } from './facts/fact-set.ts';
 import { InputError } from './input-error.ts';
@@ -31,15 +31,16 @@ export function nodeNameOf(facts: FactSet, host: HostRoot, explicit?: string): s
 export function buildReport(findings: Finding[], facts: FactSet, host: HostRoot, nodeName: string): Report {
   const counts: Record<FindingStatus, number> = { fail: 0, unknown: 0, pass: 0, 'not-applicable': 0 };
   for (const finding of findings) counts[finding.status]++;
-  const score = scoreOf(findings);
+  const { score, grade, coverage } = judge(findings);
   return {
     schemaVersion: REPORT_SCHEMA_VERSION,
     node: nodeName,
     generatedAt: new Date().toISOString(),
     hostRoot: host.root,
     score,
-    grade: gradeOf(score),
+    grade,
     counts,
+    coverage,
     findings,
     facts: facts.toJSON(),
   };

@@ -14,6 +14,8 @@ export interface AgentDeps {
   /** Further watches that run while the agent runs (the workload path: pods, CSIDriver, CSINode). */
   background?: { start(): void; stop(): Promise<void> };
   publisher: Publisher;
+  /** The heartbeat (heartbeat.ts): told of each successful publish; with --once renewed once before exit. */
+  heartbeat?: { start(): void; stop(): Promise<void>; published(): void; beatOnce(): Promise<boolean> };
   /** Called by stop(): abort what is in flight (the API client's stop). */
   onStop?(): Promise<void> | void;
   onReport?(report: Report, durationSeconds: number): void;
@@ -60,6 +62,8 @@ export class Agent {
   private report: Report | undefined;
   private lastScanAt = -Infinity;
   private failures = 0;
+  /** When the last cycle that published (or found the Node already carrying the report) ended. */
+  private publishedAt = -Infinity;
   /** The report of the scan before the newest one: what "rules changed" is counted against. */
   private previous: Report | undefined;
   private scannedAt = 0;
@@ -74,6 +78,14 @@ export class Agent {
 
   get ready(): boolean {
     return this.report !== undefined;
+  }
+
+  /**
+   * The report on the Node is current: the last cycle succeeded, within two intervals (a scan that
+   * hangs or a loop that stopped cycling stops the heartbeat too).
+   */
+  get current(): boolean {
+    return this.failures === 0 && performance.now() - this.publishedAt < 2 * this.opts.intervalMs;
   }
 
   /** Aborted by stop(): long waits (the first LIST, a scan's wait for the watches) end with it. */
@@ -92,6 +104,7 @@ export class Agent {
   async run(): Promise<number> {
     this.deps.watcher.start();
     this.deps.background?.start();
+    if (!this.opts.once) this.deps.heartbeat?.start();
     // Alongside the first cycles (the scan still runs and its metrics are served): a server that never answers ends the agent.
     const watchdog = this.watchServer();
     try {
@@ -100,13 +113,15 @@ export class Agent {
         const delay = await this.cycle();
         if (this.unreachable) return 1;
         if (this.opts.once && (this.failures === 0 || this.failures >= this.opts.onceAttempts)) {
-          return this.failures === 0 ? 0 : 1;
+          if (this.failures > 0) return 1;
+          await this.deps.heartbeat?.beatOnce(); // a failure is logged; the report is published all the same
+          return 0;
         }
         await this.sleep(delay);
       }
       return this.unreachable ? 1 : 0;
     } finally {
-      await Promise.all([this.deps.watcher.stop(), this.deps.background?.stop()]);
+      await Promise.all([this.deps.watcher.stop(), this.deps.background?.stop(), this.deps.heartbeat?.stop()]);
       await watchdog; // released by the watcher's stop
       await this.deps.onStop?.(); // closes the connections (a no-op after stop())
     }
@@ -133,6 +148,8 @@ export class Agent {
       const outcome = await this.deps.publisher.publish(this.report as Report, node);
       this.logPublished(scanDue, outcome);
       this.failures = 0;
+      this.publishedAt = performance.now();
+      this.deps.heartbeat?.published();
       return jittered(this.opts.intervalMs, this.opts.random);
     } catch (err) {
       if (this.stopper.signal.aborted) return 0;

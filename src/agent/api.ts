@@ -1,17 +1,20 @@
 // What the agent asks of kube-apiserver, through the project's Kubernetes client: one list-watch each
 // of its Node (field selector on the name), the pods on the node (spec.nodeName), CSIDriver objects
-// and its CSINode; merge patches of its annotations; Event creation. Every request passes a small
+// and its CSINode; merge patches of its annotations; Event creation; its heartbeat Lease (one GET at
+// start, then merge patches; created when missing). Every request passes a small
 // token bucket and is counted by verb and code; every watch failure is counted by reason.
 import { TokenBucket, type BackoffPolicy } from '../kube/backoff.ts';
 import { KubeClient } from '../kube/client.ts';
 import { Informer, type InformerOptions } from '../kube/informer.ts';
 import type { EventObject, KubeObject, NodeObject } from '../kube/objects.ts';
-import { CSIDRIVERS, CSINODES, EVENTS, NODES, PODS, type ResourceRef } from '../kube/resources.ts';
+import { CSIDRIVERS, CSINODES, EVENTS, LEASES, NODES, PODS, type ResourceRef } from '../kube/resources.ts';
+import { KubeError } from '../kube/errors.ts';
 import type { AnnotationPatch } from '../wire/annotations.ts';
 import type { LabelPatch } from '../wire/node-labels.ts';
 import { POD_FIELDS } from '../workload/pod-view.ts';
 import type { AgentMetrics } from '../publish/metrics.ts';
 import type { WorkloadInformers } from './workload-watcher.ts';
+import type { LeaseApi } from './heartbeat.ts';
 
 /** Documented default: 1 request/s with a burst of 5, far below kubelet's own 50/100. */
 export const CLIENT_QPS = 1;
@@ -76,5 +79,21 @@ export function agentWrites(client: KubeClient): WriteApi {
   return {
     patchNode: (name, metadata) => client.patch<NodeObject>(NODES, name, { metadata }),
     createEvent: (event) => client.create<EventObject>(EVENTS, event, { namespace: event.metadata.namespace ?? 'default' }),
+  };
+}
+
+/** Its own heartbeat Lease (src/agent/heartbeat.ts), in its namespace. */
+export function leaseWrites(client: KubeClient): LeaseApi {
+  return {
+    getLease: async (namespace, name) => {
+      try {
+        return await client.get<KubeObject>(LEASES, name, { namespace });
+      } catch (err) {
+        if (err instanceof KubeError && err.notFound) return undefined;
+        throw err;
+      }
+    },
+    patchLease: (namespace, name, patch) => client.patch<KubeObject>(LEASES, name, patch, { namespace }),
+    createLease: (namespace, lease) => client.create<KubeObject>(LEASES, lease, { namespace }),
   };
 }

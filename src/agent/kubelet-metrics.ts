@@ -1,9 +1,10 @@
-// Reads this node's kubelet /metrics for the start-up histograms (kubelet-sli.ts), on the port the
-// Node names (status.daemonEndpoints.kubeletEndpoint, 10250 on a real kubelet) at the Node's own
-// address. A real kubelet serves it only over HTTPS and checks the caller with the API server: a
-// TokenReview of the bearer token, then a SubjectAccessReview of verb get, resource nodes,
-// subresource metrics, name = the node. So the agent sends its ServiceAccount token (RBAC: get
-// nodes/metrics) and verifies the serving certificate against --kubelet-ca-file, else the cluster's
+// Reads this node's kubelet /metrics for the start-up histograms (kubelet-sli.ts) and /configz for its
+// running configuration (kubelet-configz.ts), on the port the Node names
+// (status.daemonEndpoints.kubeletEndpoint, 10250 on a real kubelet) at the Node's own address. A real
+// kubelet serves them only over HTTPS and checks the caller with the API server: a TokenReview of the
+// bearer token, then a SubjectAccessReview of verb get, resource nodes, name = the node, subresource
+// metrics for /metrics, configz (or proxy) for /configz. So the agent sends its ServiceAccount token
+// (RBAC: get nodes/metrics, nodes/configz; never nodes/proxy) and verifies the serving certificate against --kubelet-ca-file, else the cluster's
 // CA, or not at all under --kubelet-insecure-tls (kubelets with self-signed serving certificates).
 //
 // Order: HTTPS first, because the kubeletEndpoint of every real kubelet is its authenticated HTTPS
@@ -11,18 +12,26 @@
 // hollow kubelet, which has no TLS and no authn/authz), and without the token: the token never goes
 // over plain HTTP. A port found plain is remembered, so each later scan is one request; a failed plain
 // read forgets it (a kubelet restarted with TLS is read over HTTPS at the next scan).
-// Bounded: one deadline per exchange, the body capped while it streams in, no redirects, no compression.
+// Bounded: one deadline per exchange, the body capped while it streams in (/metrics split into lines as
+// it streams, never whole; /configz, one JSON object of a few KiB, at most 256 KiB), no redirects, no
+// compression.
 import type { IncomingMessage } from 'node:http';
 import type { KubeletReadResult } from '../workload/kubelet-view.ts';
-import { DEFAULT_MAX_BODY_BYTES, fetchLocalLines, readCappedLines } from '../host/local-http.ts';
+import { DEFAULT_MAX_BODY_BYTES, fetchLocalLines, fetchLocalText, readCappedBody, readCappedLines } from '../host/local-http.ts';
 import type { LineSplitter, LineWalk } from '../text/lines.ts';
 import { readRegularFileSync } from '../host/open-checked.ts';
 import { fileTypeOf } from '../host/read-failure.ts';
 
 
+/** The kubelet paths the agent reads: its metrics, and its running configuration. */
+export type KubeletPath = '/metrics' | '/configz';
+
+/** A real kubelet's /configz is ~5-10 KiB of JSON; JSON.parse builds every entry of what it is given. */
+export const CONFIGZ_MAX_BYTES = 256 * 1024;
+
 /** Not ok: `reason` is for people (what is wrong, then the fix; details in parentheses, which short lines drop first). */
 export type KubeletRead =
-  | { ok: true; walk: LineWalk; url: string }
+  | { ok: true; url: string; text: string; walk?: LineWalk }
   | { ok: false; result: Exclude<KubeletReadResult, 'ok'>; reason: string; url: string };
 
 export interface KubeletTarget {
@@ -48,7 +57,11 @@ const MAX_CA_BYTES = 1024 * 1024;
 /** OpenSSL's errors when the server answered a TLS ClientHello with plain HTTP ("HTTP/1.1 400 …"): EPROTO with one of these. */
 const PLAIN_HTTP_ANSWER = /wrong version number|packet length too long|http request/i;
 const RISKY_TLS = '(or, knowing the risk, --kubelet-insecure-tls)';
-const FORBIDDEN = 'HTTP 403: the agent\'s ClusterRole lacks get nodes/metrics (the kubelet\'s SubjectAccessReview denied it; manifests/base/rbac.yaml grants it)';
+/** What the kubelet's SubjectAccessReview asked for each path (pkg/kubelet/server/auth.go): the RBAC rule a 403 lacks. */
+const FORBIDDEN: Record<KubeletPath, string> = {
+  '/metrics': 'HTTP 403: the agent\'s ClusterRole lacks get nodes/metrics (the kubelet\'s SubjectAccessReview denied it; manifests/base/rbac.yaml grants it)',
+  '/configz': 'HTTP 403: the agent\'s ClusterRole lacks get nodes/configz (the kubelet\'s SubjectAccessReview denied it; manifests/base/rbac.yaml grants it; a kubelet without fine-grained authorization, KubeletFineGrainedAuthz, asks for nodes/proxy, which the agent is never granted)',
+};
 const UNAUTHORIZED = 'HTTP 401: the kubelet refused the agent\'s token: turn on its webhook authentication (authentication.webhook.enabled: true in its config)';
 
 /** The Node's address (or --kubelet-address) and kubelet port, or undefined without a kubeletEndpoint. */
@@ -72,36 +85,42 @@ export class KubeletMetricsReader {
     this.opts = opts;
   }
 
-  /** The body goes line by line into `lines` as it streams (never whole in memory); only an ok read's lines count. */
-  async read(target: KubeletTarget, lines: LineSplitter): Promise<KubeletRead> {
+  /**
+   * With `lines`, the body goes line by line into it as it streams (never whole in memory; the read's
+   * text is then ''); only an ok read's lines count. Without, the body is the read's text.
+   */
+  async read(target: KubeletTarget, path: KubeletPath = '/metrics', lines?: LineSplitter): Promise<KubeletRead> {
     const key = `${target.address}:${target.port}`;
-    if (this.plain.has(key)) return this.readPlain(target, key, lines);
-    const got = await this.readHttps(target, lines);
+    if (this.plain.has(key)) return this.readPlain(target, key, path, lines);
+    const got = await this.readHttps(target, path, lines);
     if (got === 'plain-http') {
       this.plain.add(key);
-      return this.readPlain(target, key, lines);
+      return this.readPlain(target, key, path, lines);
     }
     return got;
   }
 
-  private async readPlain(target: KubeletTarget, key: string, lines: LineSplitter): Promise<KubeletRead> {
+  private maxBytes(path: KubeletPath): number {
+    return path === '/configz' ? CONFIGZ_MAX_BYTES : this.opts.maxBytes ?? DEFAULT_MAX_BODY_BYTES;
+  }
+
+  private async readPlain(target: KubeletTarget, key: string, path: KubeletPath, lines: LineSplitter | undefined): Promise<KubeletRead> {
     const host = target.address.includes(':') ? `[${target.address}]` : target.address;
-    const got = await fetchLocalLines(`http://${host}:${target.port}/metrics`, lines, {
-      timeoutMs: this.timeoutMs, maxBytes: this.opts.maxBytes ?? DEFAULT_MAX_BODY_BYTES,
-      ownAddresses: [...localAddresses(), target.address],
-    });
+    const url = `http://${host}:${target.port}${path}`;
+    const options = { timeoutMs: this.timeoutMs, maxBytes: this.maxBytes(path), ownAddresses: [...localAddresses(), target.address] };
+    const got = lines ? await fetchLocalLines(url, lines, options).then((r) => (r.ok ? { ...r, text: '' } : r)) : await fetchLocalText(url, options);
     if (got.ok) return got;
     this.plain.delete(key);
-    return { ok: false, result: 'unreachable', reason: `the kubelet's plain-HTTP port is not readable (${got.reason})`, url: `http://${host}:${target.port}/metrics` };
+    return { ok: false, result: 'unreachable', reason: `the kubelet's plain-HTTP port is not readable (${got.reason})`, url: `http://${host}:${target.port}${path}` };
   }
 
   private get timeoutMs(): number {
     return this.opts.timeoutMs ?? 5000;
   }
 
-  private async readHttps(target: KubeletTarget, lines: LineSplitter): Promise<KubeletRead | 'plain-http'> {
+  private async readHttps(target: KubeletTarget, path: KubeletPath, lines: LineSplitter | undefined): Promise<KubeletRead | 'plain-http'> {
     const host = target.address.includes(':') ? `[${target.address}]` : target.address;
-    const url = `https://${host}:${target.port}/metrics`;
+    const url = `https://${host}:${target.port}${path}`;
     let creds: { token: string | undefined; ca: string | undefined };
     try {
       creds = await this.opts.credentials();
@@ -117,13 +136,13 @@ export class KubeletMetricsReader {
       }
     }
     const trusted = this.opts.caFile !== undefined ? '--kubelet-ca-file' : ca !== undefined ? 'the cluster CA' : 'a CA the agent trusts';
-    const maxBytes = this.opts.maxBytes ?? DEFAULT_MAX_BODY_BYTES;
+    const maxBytes = this.maxBytes(path);
     return new Promise((resolve) => {
       const fail = (result: Exclude<KubeletReadResult, 'ok'>, reason: string): void => { req.destroy(); resolve({ ok: false, result, reason, url }); };
       const tls = process.getBuiltinModule('node:tls');
       const req = process.getBuiltinModule('node:https').request({
-        host: target.address, port: target.port, path: '/metrics', method: 'GET', agent: false,
-        headers: { accept: 'text/plain', 'accept-encoding': 'identity', ...(creds.token ? { authorization: `Bearer ${creds.token}` } : {}) },
+        host: target.address, port: target.port, path, method: 'GET', agent: false,
+        headers: { accept: path === '/configz' ? 'application/json' : 'text/plain', 'accept-encoding': 'identity', ...(creds.token ? { authorization: `Bearer ${creds.token}` } : {}) },
         ...(ca === undefined ? {} : { ca }),
         rejectUnauthorized: this.opts.insecureTls !== true,
         // The certificate must be this node's: issued for its name or one of its addresses.
@@ -133,8 +152,10 @@ export class KubeletMetricsReader {
       }, (res: IncomingMessage) => {
         const status = res.statusCode ?? 0;
         if (status === 401) return fail('unauthorized', UNAUTHORIZED);
-        if (status === 403) return fail('forbidden', FORBIDDEN);
-        readCappedLines(res, maxBytes, lines, (reason) => fail('error', `the kubelet's answer was not read (${reason})`), (walk) => resolve({ ok: true, walk, url }));
+        if (status === 403) return fail('forbidden', FORBIDDEN[path]);
+        const unread = (reason: string): void => fail('error', `the kubelet's answer was not read (${reason})`);
+        if (lines) readCappedLines(res, maxBytes, lines, unread, (walk) => resolve({ ok: true, text: '', walk, url }));
+        else readCappedBody(res, maxBytes, unread, (text) => resolve({ ok: true, text, url }));
       });
       req.on('error', (error: NodeJS.ErrnoException) => {
         if ((error.code === 'EPROTO' || /^ERR_SSL_/.test(error.code ?? '')) && PLAIN_HTTP_ANSWER.test(error.message)) return resolve('plain-http');

@@ -9,9 +9,9 @@ import { KubeError } from '../kube/errors.ts';
 import type { EventObject, NodeObject } from '../kube/objects.ts';
 import type { Report } from '../report/types.ts';
 import type { NodeMetadataPatch, WriteApi } from './api.ts';
-import { diffAnnotations, failingRulesOnNode, renderAnnotations } from '../wire/annotations.ts';
+import { diffAnnotations, renderAnnotations, warnedRulesOnNode } from '../wire/annotations.ts';
 import { diffLabels, renderLabels } from '../wire/node-labels.ts';
-import { eventObject, transitions } from '../publish/events.ts';
+import { eventObject, heldWarnings, transitions } from '../publish/events.ts';
 
 
 /** Fresh names tried for one Event whose name was taken by someone else, before the publish fails. */
@@ -45,12 +45,14 @@ export class Publisher {
   async publish(report: Report, node: NodeObject): Promise<PublishOutcome> {
     const name = node.metadata?.name ?? report.node;
     const current = node.metadata?.annotations;
-    const annotations = diffAnnotations(renderAnnotations(report), current);
+    // What the agent has told so far lives on the Node: the standing Warnings, kept while undecided.
+    const warned = warnedRulesOnNode(current);
+    const annotations = diffAnnotations(renderAnnotations(report, heldWarnings(warned, report)), current);
     const labels = diffLabels(renderLabels(report), node.metadata?.labels);
     const patch: NodeMetadataPatch | undefined = annotations === undefined && labels === undefined ? undefined
       : { ...(annotations ? { annotations } : {}), ...(labels ? { labels } : {}) };
     const now = new Date();
-    const events = annotations === undefined ? [] : transitions(failingRulesOnNode(current), report)
+    const events = annotations === undefined ? [] : transitions(warned, report)
       .map((t) => eventObject(t, { name, uid: node.metadata?.uid }, now, eventSuffix(now)));
     if (this.dryRunOut) return this.printDryRun(name, patch, events);
     let patched = false;

@@ -78,3 +78,13 @@ export function parseDuration(flag: string, value: string, options: { allowZero?
   }
   return total;
 }
+
+/** A whole number in [min, max] from a flag, or a UsageError naming the flag. */
+export function numberFlag(flag: string, value: string | undefined, fallback: number, min: number, max: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!/^\d+(\.\d+)?$/.test(value.trim()) || !Number.isFinite(n) || n < min || n > max) {
+    throw new UsageError(`${flag} must be a number from ${min} to ${max} (got "${value.slice(0, 40)}")`);
+  }
+  return n;
+}

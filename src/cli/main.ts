@@ -25,6 +25,7 @@ const COMMANDS: Record<string, Command> = {
   report: async (args, io) => (await import('./commands/report.ts')).reportCommand(args, io),
   describe: async (args, io) => (await import('./commands/describe.ts')).describeCommand(args, io),
   measure: async (args, io) => (await import('./commands/measure.ts')).measureCommand(args, io),
+  cleanup: async (args, io) => (await import('./commands/cleanup.ts')).cleanupCommand(args, io),
   completion: async (args, io) => (await import('./commands/completion.ts')).completionCommand(args, io, main, listedCommands()),
   // What `kubectl node-tuning …` runs (the kubectl-node_tuning bin); not listed in the usage.
   [PLUGIN_COMMAND]: async (args, io) => (await import('./commands/kubectl-plugin.ts')).kubectlPluginCommand(args, io),
@@ -49,6 +50,7 @@ Commands:
   report            the cluster view: all nodes' results, worst first, plus cluster-scope checks
   describe NODE     one node's findings as its agent published them, and its Events
   measure           pod-startup: N pods at once on a node, each phase timed; before/after a fix
+  cleanup           remove every annotation, label and heartbeat the agents wrote (uninstall)
   completion SHELL  bash or zsh completion script (commands, flags, formats, rule ids)
 
 Run "node-tuning-advisor <command> --help" for a command's flags.

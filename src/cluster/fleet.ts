@@ -3,7 +3,8 @@
 // and each failing rule with its count by role. Memory holds N rows and the tallies, never the
 // fleet: 5 000 nodes cost what 500 do.
 import type { Report, Severity } from '../report/types.ts';
-import { agentRank, failingRules, slimRow, worstFirst, type NodeRow } from './nodes.ts';
+import { agentRank, failingRules, isStale, slimRow, worstFirst, type NodeRow } from './nodes.ts';
+import type { HeartbeatSummary } from './heartbeats.ts';
 import type { RuleEntry } from '../wire/annotations.ts';
 import { TopN } from './top.ts';
 
@@ -11,7 +12,10 @@ type Grade = Report['grade'];
 
 export interface FleetSummary {
   nodes: number;
+  /** Nodes whose agent's report is current (or whose heartbeat could not be read): what the grades and failing rules count. */
   withAgent: number;
+  /** Nodes whose annotations no heartbeat vouches for any more: counted apart, in nothing below. */
+  stale: number;
   noAgent: number;
   unreadable: number;
   grades: Record<Grade, number>;
@@ -19,6 +23,8 @@ export interface FleetSummary {
   failing: Record<Severity, number>;
   /** Failing rule ids the rule set does not know, tallied apart: never in `fleet` or the groups. */
   unknownRules: UnknownRules;
+  /** The heartbeat Leases read (report sets it). */
+  heartbeats?: HeartbeatSummary;
 }
 
 /**
@@ -40,6 +46,8 @@ export interface UnknownRules {
 export interface NodeGroup {
   count: number;
   agent: NodeRow['agent'];
+  /** Reports no heartbeat vouches for. */
+  stale?: true;
   grade?: Grade;
   /** The failing rules they share; ["*"] for the catch-all group of a grade. */
   failing: string[];
@@ -108,7 +116,7 @@ export const nodes = (n: number) => `${spaced(n)} ${n === 1 ? 'node' : 'nodes'}`
 
 export class FleetTally {
   readonly summary: FleetSummary = {
-    nodes: 0, withAgent: 0, noAgent: 0, unreadable: 0, grades: { A: 0, B: 0, C: 0, D: 0, F: 0 }, failing: { critical: 0, warning: 0, info: 0 },
+    nodes: 0, withAgent: 0, stale: 0, noAgent: 0, unreadable: 0, grades: { A: 0, B: 0, C: 0, D: 0, F: 0 }, failing: { critical: 0, warning: 0, info: 0 },
     unknownRules: { nodes: 0, ids: 0, more: false, examples: [] },
   };
   private readonly worst: TopN<NodeRow>;
@@ -129,7 +137,8 @@ export class FleetTally {
   add(row: NodeRow): void {
     const s = this.summary;
     s.nodes += 1;
-    if (row.agent === 'ok' && row.report) {
+    if (isStale(row)) s.stale += 1;
+    else if (row.agent === 'ok' && row.report) {
       s.withAgent += 1;
       s.grades[row.report.grade] += 1;
       this.countRoles(row);
@@ -147,7 +156,7 @@ export class FleetTally {
   /** The other nodes in groups: worst grade first, bigger groups first within a grade. */
   rest(): NodeGroup[] {
     const grade = (g: NodeGroup) => (g.grade === undefined ? GRADES.length : GRADES.indexOf(g.grade));
-    return [...this.groups.values()].sort((a, b) => agentRank(a.agent) - agentRank(b.agent) || grade(a) - grade(b)
+    return [...this.groups.values()].sort((a, b) => agentRank(a.agent, a.stale) - agentRank(b.agent, b.stale) || grade(a) - grade(b)
       || b.count - a.count || (a.text < b.text ? -1 : a.text > b.text ? 1 : 0));
   }
 
@@ -221,13 +230,16 @@ export class FleetTally {
 
   private group(row: NodeRow): void {
     const grade = row.agent === 'ok' ? row.report?.grade : undefined;
-    let failing = row.agent === 'ok' ? this.knownFailing(row).map((e) => e.rule).sort() : [];
-    let key = `${row.agent}|${grade ?? ''}|${failing.join(',')}`;
+    const stale = isStale(row);
+    // A stale node is grouped by its last grade alone: its failing rules are not current.
+    let failing = row.agent === 'ok' && !stale ? this.knownFailing(row).map((e) => e.rule).sort() : [];
+    const state = stale ? 'stale' : row.agent;
+    let key = `${state}|${grade ?? ''}|${failing.join(',')}`;
     if (!this.groups.has(key) && this.groups.size >= MAX_GROUPS) {
       failing = ['*'];
-      key = `${row.agent}|${grade ?? ''}|*`;
+      key = `${state}|${grade ?? ''}|*`;
     }
-    const group = this.groups.get(key) ?? { count: 0, agent: row.agent, ...(grade ? { grade } : {}), failing, text: '' };
+    const group = this.groups.get(key) ?? { count: 0, agent: row.agent, ...(stale ? { stale: true as const } : {}), ...(grade ? { grade } : {}), failing, text: '' };
     group.count += 1;
     group.text = groupLabel(group);
     this.groups.set(key, group);
@@ -237,6 +249,7 @@ export class FleetTally {
 function groupLabel(g: NodeGroup): string {
   if (g.agent === 'none') return `${nodes(g.count)} without agent (no report annotation)`;
   if (g.agent === 'unreadable') return `${nodes(g.count)} with an unreadable report annotation`;
+  if (g.stale) return `${nodes(g.count)} stale (no heartbeat from the agent), last published grade ${g.grade}`;
   const failing = g.failing[0] === '*' ? 'failing other sets of rules' : g.failing.length > 0 ? `failing ${g.failing.join(', ')}` : 'no failing rule';
   return `${nodes(g.count)} grade ${g.grade}, ${failing}`;
 }

@@ -1,6 +1,7 @@
 // `describe NODE`: one node as its agent published it — the annotations (score, findings, the
-// machine-readable report) and the Events the agent wrote about the Node — in two read requests:
-// GET the Node, LIST the agent's Events on it in the namespace the agent writes them to.
+// machine-readable report), whether its heartbeat still vouches for them, and the Events the agent
+// wrote about the Node — in three read requests: GET the Node, GET its heartbeat Lease (only when
+// it carries annotations), LIST the agent's Events on it in the namespace the agent writes them to.
 import { FINDINGS_KEY, parseAnnotations, type AnnotatedReport } from '../wire/annotations.ts';
 import { EVENT_NAMESPACE, REPORTING_COMPONENT } from '../wire/events.ts';
 import { oneLine } from '../text/controls.ts';
@@ -10,8 +11,11 @@ import type { ClusterApi } from './api.ts';
 import { rolesOf } from './nodes.ts';
 import { byCodePoint } from '../order.ts';
 import type { Obj } from '../kube/objects.ts';
+import { DEFAULT_AGENT_NAMESPACE, type Liveness } from '../wire/heartbeat.ts';
+import { readNodeLiveness } from './heartbeats.ts';
 
-export const NODE_ADVICE_SCHEMA_VERSION = 1;
+/** 2: `heartbeat` for a node with annotations. */
+export const NODE_ADVICE_SCHEMA_VERSION = 2;
 /** The newest Events shown; the JSON has them all. */
 const MAX_EVENTS = 20;
 /** The agent writes at most 8 KiB of lines of at most 138 bytes; a Node's annotation can hold far more. */
@@ -37,6 +41,8 @@ export interface NodeAdvice {
   problem?: string;
   summary?: string;
   report?: AnnotatedReport;
+  /** For a node with annotations: whether its agent's heartbeat still vouches for them. */
+  heartbeat?: Liveness;
   /** The findings annotation, one line per failing or unknown rule. */
   findings: string[];
   events: AdvisorEvent[];
@@ -73,7 +79,7 @@ function findingLines(text: string): string[] {
   return lines;
 }
 
-export async function readNodeAdvice(api: ClusterApi, name: string): Promise<NodeAdvice> {
+export async function readNodeAdvice(api: ClusterApi, name: string, agentNamespace = DEFAULT_AGENT_NAMESPACE, nowMs = Date.now()): Promise<NodeAdvice> {
   checkNodeName(name);
   const got = await api.getNode(name);
   if (!got.ok) {
@@ -84,6 +90,7 @@ export async function readNodeAdvice(api: ClusterApi, name: string): Promise<Nod
   const node = got.value;
   const annotations = node.metadata?.annotations as Record<string, string> | undefined;
   const parsed = parseAnnotations(annotations);
+  const heartbeat = parsed.state === 'none' ? undefined : await readNodeLiveness(api, agentNamespace, name, nowMs);
   const selector = `involvedObject.kind=Node,involvedObject.name=${name},source=${REPORTING_COMPONENT}`;
   const listed = await api.listEvents(EVENT_NAMESPACE, selector);
   const events = listed.ok
@@ -98,6 +105,7 @@ export async function readNodeAdvice(api: ClusterApi, name: string): Promise<Nod
     ...(parsed.state === 'unreadable' ? { problem: parsed.reason } : {}),
     ...(parsed.state === 'ok' && parsed.summary !== undefined ? { summary: oneLine(parsed.summary) } : {}),
     ...(parsed.state === 'ok' ? { report: parsed.report } : {}),
+    ...(heartbeat ? { heartbeat } : {}),
     findings: findingLines(annotations?.[FINDINGS_KEY] ?? ''),
     events,
     ...(listed.ok ? {} : { eventsProblem: listed.reason }),

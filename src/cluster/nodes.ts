@@ -3,6 +3,8 @@
 import { parseAnnotations, type AnnotatedReport, type RuleEntry } from '../wire/annotations.ts';
 import { parseSummaryFacts } from '../wire/summary-facts.ts';
 import type { Obj } from '../kube/objects.ts';
+import { severityRank, worstSeverity } from '../report/score.ts';
+import type { Liveness } from '../wire/heartbeat.ts';
 
 export interface NodeRow {
   name: string;
@@ -13,6 +15,8 @@ export interface NodeRow {
   report?: AnnotatedReport;
   /** Whether the node's kube-apiserver keeps Events in their own etcd (`events=` in its summary), where its agent could tell. */
   eventsSplit?: boolean;
+  /** For a node with annotations: whether its agent's heartbeat still vouches for them (src/wire/heartbeat.ts). */
+  heartbeat?: Liveness;
 }
 
 const ROLE_PREFIX = 'node-role.kubernetes.io/';
@@ -41,13 +45,20 @@ function ownFields(report: AnnotatedReport): AnnotatedReport {
   return { schemaVersion: report.schemaVersion, score: report.score, grade: report.grade, counts: { pass, fail, unknown, 'not-applicable': na }, omitted: report.omitted, rules };
 }
 
-export function nodeRow(node: Obj): NodeRow {
+/** `liveness`: the heartbeat of a node that carries annotations (none asked for a node without). */
+export function nodeRow(node: Obj, liveness?: (name: string) => Liveness): NodeRow {
   const name = String(node.metadata?.name ?? '?');
   const roles = rolesOf(node);
   const parsed = parseAnnotations(node.metadata?.annotations);
-  if (parsed.state === 'ok') return { name, roles, agent: 'ok', report: ownFields(parsed.report), ...eventsSplitOf(node) };
-  if (parsed.state === 'unreadable') return { name, roles, agent: 'unreadable', problem: parsed.reason };
+  const heartbeat = parsed.state === 'none' || liveness === undefined ? {} : { heartbeat: liveness(name) };
+  if (parsed.state === 'ok') return { name, roles, agent: 'ok', report: ownFields(parsed.report), ...eventsSplitOf(node), ...heartbeat };
+  if (parsed.state === 'unreadable') return { name, roles, agent: 'unreadable', problem: parsed.reason, ...heartbeat };
   return { name, roles, agent: 'none' };
+}
+
+/** Annotations its agent no longer vouches for: shown with their grade, never counted as current. */
+export function isStale(row: NodeRow): boolean {
+  return row.agent === 'ok' && row.heartbeat?.state === 'stale';
 }
 
 function eventsSplitOf(node: Obj): { eventsSplit?: boolean } {
@@ -66,14 +77,25 @@ export function slimRow(row: NodeRow): NodeRow {
   return { ...row, report: { ...row.report, rules: row.report.rules.filter((e) => e.status === 'fail' || e.status === 'unknown') } };
 }
 
-const AGENT_ORDER = { ok: 0, unreadable: 1, none: 2 } as const;
+const AGENT_ORDER = { ok: 0, unreadable: 2, none: 3 } as const;
+/** Between the current reports and the unreadable ones. */
+const STALE_RANK = 1;
 
-/** Worst first: lowest score, then unreadable annotations, then nodes without an agent; by name within. */
-export function worstFirst(a: NodeRow, b: NodeRow): number {
-  return AGENT_ORDER[a.agent] - AGENT_ORDER[b.agent] || (a.report?.score ?? 0) - (b.report?.score ?? 0)
-    || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+/** The most severe failing rule's rank (3 critical … 0 nothing fails). */
+function failingRank(row: NodeRow): number {
+  return severityRank(worstSeverity(failingRules(row).map((entry) => entry.severity)));
 }
 
-export function agentRank(agent: NodeRow['agent']): number {
-  return AGENT_ORDER[agent];
+/**
+ * Worst first: current reports by their most severe failing rule, then lowest score (what could not
+ * be checked never outranks what fails), then stale reports (the same order), unreadable
+ * annotations, nodes without an agent; by name within.
+ */
+export function worstFirst(a: NodeRow, b: NodeRow): number {
+  return agentRank(a.agent, isStale(a)) - agentRank(b.agent, isStale(b)) || failingRank(b) - failingRank(a)
+    || (a.report?.score ?? 0) - (b.report?.score ?? 0) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+}
+
+export function agentRank(agent: NodeRow['agent'], stale = false): number {
+  return stale ? STALE_RANK : AGENT_ORDER[agent];
 }

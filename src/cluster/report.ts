@@ -1,21 +1,27 @@
-// `report` end to end: the Node list as metadata, page by page, each node folded into the fleet
+// `report` end to end: the agents' heartbeat Leases (one paged LIST), the Node list as metadata, page by page, each node folded into the fleet
 // tallies (and handed to the caller, who may stream it) and dropped; then the cluster-scope facts,
 // the cluster-scope rules through the same engine as node scans. No per-node request is ever sent,
 // and memory holds the worst N nodes and the tallies, not the fleet.
 import { FactSet, type Fact } from '../facts/fact-set.ts';
 import { NODES } from '../kube/resources.ts';
 import { evaluateRules } from '../rules/engine.ts';
-import { gradeOf, scoreOf } from '../report/score.ts';
-import type { Finding, FindingStatus, Report } from '../report/types.ts';
+import { judge } from '../report/score.ts';
+import type { Coverage, Finding, FindingStatus, Report } from '../report/types.ts';
 import { InputError } from '../input-error.ts';
 import { loadRuleSet, type RuleSelection } from '../rules/rule-set.ts';
 import type { ApiRequest, ClusterApi } from './api.ts';
 import { clusterCheckFacts } from './checks.ts';
 import { FleetTally, type FleetGroup, type FleetSummary, type NodeGroup } from './fleet.ts';
 import { nodeRow, type NodeRow } from './nodes.ts';
+import { HeartbeatBook } from './heartbeats.ts';
+import { DEFAULT_AGENT_NAMESPACE } from '../wire/heartbeat.ts';
 
-/** 2: nodes paged and grouped (`summary`, `rest`), fleet groups with `count` and `examples`, `api` with bytes. */
-export const CLUSTER_REPORT_SCHEMA_VERSION = 2;
+/**
+ * 2: nodes paged and grouped (`summary`, `rest`), fleet groups with `count` and `examples`, `api` with bytes.
+ * 3: each node with annotations carries `heartbeat` (current, stale or unknown); `summary.stale` counts
+ * the stale ones apart from `withAgent`, `summary.heartbeats` says what was read.
+ */
+export const CLUSTER_REPORT_SCHEMA_VERSION = 3;
 const EVENTS_RULE = 'etcd-events-split';
 /** Control-plane nodes named in the events-split detail. */
 const MAX_EVENTS_DETAIL = 10;
@@ -46,7 +52,7 @@ export interface ClusterReport {
   /** The other nodes, grouped. */
   rest: NodeGroup[];
   fleet: FleetGroup[];
-  cluster: { score: number; grade: Report['grade']; counts: Record<FindingStatus, number>; findings: Finding[]; facts: Record<string, Fact> };
+  cluster: { score: number; grade: Report['grade']; counts: Record<FindingStatus, number>; coverage: Coverage; findings: Finding[]; facts: Record<string, Fact> };
   api: ApiSummary;
 }
 
@@ -58,6 +64,8 @@ export interface ReportOptions extends RuleSelection {
   generatedAt?: string;
   /** Every node row as it is read, in list (name) order: the JSON stream. */
   onNode?: (row: NodeRow) => void | Promise<void>;
+  /** Where the agents' heartbeat Leases are (default node-tuning-advisor). */
+  agentNamespace?: string;
 }
 
 /** Whether kube-apiserver keeps Events in their own etcd, as the control-plane nodes' agents saw it. */
@@ -110,10 +118,10 @@ export function apiSummary(api: ClusterApi): ApiSummary {
 }
 
 /** The Node list (metadata only), folded page by page. */
-async function foldNodes(api: ClusterApi, options: ReportOptions, tally: FleetTally, events: EventsSplitTally): Promise<void> {
+async function foldNodes(api: ClusterApi, options: ReportOptions, tally: FleetTally, events: EventsSplitTally, heartbeats: HeartbeatBook): Promise<void> {
   const listed = await api.scan(NODES, { metadataOnly: true, ...(options.selector ? { labelSelector: options.selector } : {}) }, async (items) => {
     for (const item of items) {
-      const row = nodeRow(item);
+      const row = nodeRow(item, (name) => heartbeats.livenessOf(name));
       tally.add(row);
       events.add(row);
       await options.onNode?.(row);
@@ -135,14 +143,16 @@ export async function runClusterReport(api: ClusterApi, options: ReportOptions):
   const ruleFacts = new Map(everyScope.map((rule) => [rule.id, { severity: rule.severity, category: rule.category }]));
   const tally = new FleetTally({ limit: options.limit, ruleOf: (rule) => ruleFacts.get(rule) });
   const events = new EventsSplitTally();
-  await foldNodes(api, options, tally, events);
+  const heartbeats = await HeartbeatBook.read(api, options.agentNamespace ?? DEFAULT_AGENT_NAMESPACE, Date.parse(generatedAt));
+  await foldNodes(api, options, tally, events, heartbeats);
+  tally.summary.heartbeats = heartbeats.summary;
   const facts = new FactSet();
   events.facts(facts, tally.summary, options.selector);
   await clusterCheckFacts(api, facts);
   const findings = evaluateRules(rules, facts);
   const counts: Record<FindingStatus, number> = { fail: 0, unknown: 0, pass: 0, 'not-applicable': 0 };
   for (const f of findings) counts[f.status]++;
-  const score = scoreOf(findings);
+  const { score, grade, coverage } = judge(findings);
   return {
     schemaVersion: CLUSTER_REPORT_SCHEMA_VERSION,
     kind: 'ClusterReport',
@@ -152,7 +162,7 @@ export async function runClusterReport(api: ClusterApi, options: ReportOptions):
     nodes: tally.worstRows(),
     rest: tally.rest(),
     fleet: tally.fleet(),
-    cluster: { score, grade: gradeOf(score), counts, findings, facts: facts.toJSON() },
+    cluster: { score, grade, counts, coverage, findings, facts: facts.toJSON() },
     api: apiSummary(api),
   };
 }

@@ -12,7 +12,7 @@ import etcdPriority from './etcd/priority.ts';
 import { createEtcdFsyncCollector, type EtcdFsyncSettings } from './etcd/fsync.ts';
 import kubelet from './kubelet/collector.ts';
 import controlPlaneLimits from './control-plane-limits.ts';
-import containerd from './containerd.ts';
+import containerd from './containerd/collector.ts';
 import throttling from './throttling.ts';
 import volumesHost from './volumes-host.ts';
 import workloadApi from './workload-api.ts';

@@ -5,10 +5,11 @@
 import type { Collector } from './collector.ts';
 import type { FactSet } from '../facts/fact-set.ts';
 import type { KubeletMetricsView } from '../workload/kubelet-view.ts';
+import { windowText } from '../workload/window.ts';
 
 const SLI_FACTS = ['kubelet.podStartSli.samples', 'kubelet.podStartSli.p99Ms'];
 const NOT_READ = 'not read: `scan` reads only the host; the agent reads the kubelet\'s /metrics before each scan';
-const SINCE = { 'previous-read': 'pods the kubelet started since the previous read (one scan interval)', 'kubelet-start': 'pods the kubelet started since it started (the first read)' };
+const FIRST_READ = 'the agent has read the kubelet\'s counters once: they go back to the kubelet\'s start, beyond the window, so its figure over --startup-window begins with the next read';
 
 function sliFacts(facts: FactSet, view: KubeletMetricsView): void {
   if (view.result !== 'ok') {
@@ -20,7 +21,11 @@ function sliFacts(facts: FactSet, view: KubeletMetricsView): void {
     for (const key of SLI_FACTS) facts.unknown(key, 'the kubelet exposes no kubelet_pod_start_sli_duration_seconds (kubelets before it was added have none)', view.source);
     return;
   }
-  const detail = `kubelet_pod_start_sli_duration_seconds: ${SINCE[sli.since]}; image pulls excluded`;
+  if (sli === 'first-read') {
+    for (const key of SLI_FACTS) facts.unknown(key, FIRST_READ, view.source);
+    return;
+  }
+  const detail = `kubelet_pod_start_sli_duration_seconds: the pods the kubelet started in the last ${windowText(sli.windowMs)} (--startup-window; bucket deltas between the agent's reads); image pulls excluded (from 1.36, and 1.34-1.35 patches, also init containers, stateful and not-immediately-schedulable pods); from its buckets only (its _sum can go negative)`;
   facts.set('kubelet.podStartSli.samples', sli.samples, view.source, detail);
   facts.set('kubelet.podStartSli.p99Ms', sli.p99Seconds === null ? null : Math.round(sli.p99Seconds * 1000), view.source, `${detail}; p99 by linear interpolation inside a bucket, as histogram_quantile`);
 }

@@ -1,10 +1,12 @@
 // API-derived facts for attach mode, attach latency and pod start-up phases. They come from the
 // agent's watch caches, handed to the scan as a snapshot (ctx.cluster); `scan` has no cluster, so
 // there they are unknown and workload.apiView is false (the rules that need them do not apply).
+// Start-up and attach figures cover the agent's --startup-window (workload.window, e.g. "1h").
 import type { Collector } from './collector.ts';
 import type { FactSet } from '../facts/fact-set.ts';
 import { driverOf } from '../workload/attach-latency.ts';
 import { STARTUP_FIGURES, type WorkloadSnapshot } from '../workload/snapshot.ts';
+import { windowText } from '../workload/window.ts';
 
 const PHASE_FACTS = STARTUP_FIGURES.flatMap((p) => [`pods.startup.${p}.p50Ms`, `pods.startup.${p}.p99Ms`]);
 const STARTUP_FACTS = ['pods.startup.samples', 'pods.startup.dominantPhase', 'pods.startup.trackedPods', ...PHASE_FACTS];
@@ -12,6 +14,7 @@ const ATTACH_MODE_FACTS = ['volumes.nodeDrivers', 'volumes.attachDrivers', 'volu
 const ATTACH_LATENCY_FACTS = ['volumes.attachSamples', 'volumes.attachP50Ms', 'volumes.attachP90Ms', 'volumes.attachSampleDrivers'];
 /** In-tree plugins with an attach step, by the plugin part of a unique volume name. */
 const ATTACHABLE_IN_TREE = new Set(['kubernetes.io/iscsi', 'kubernetes.io/fc', 'kubernetes.io/rbd', 'kubernetes.io/aws-ebs', 'kubernetes.io/gce-pd', 'kubernetes.io/azure-disk', 'kubernetes.io/cinder', 'kubernetes.io/vsphere-volume', 'kubernetes.io/portworx-volume']);
+const WINDOW_FACT = 'workload.window';
 const NO_CLUSTER = 'needs the Kubernetes API: the agent watches pods, this Node, CSIDriver and CSINode objects; `scan` reads only the host';
 
 function unknownAll(facts: FactSet, keys: string[], reason: string, source: string): void {
@@ -49,22 +52,33 @@ function attachLatency(facts: FactSet, c: WorkloadSnapshot): void {
   const why = c.unsynced.pods ?? c.unsynced.node;
   if (why) return unknownAll(facts, ATTACH_LATENCY_FACTS, why, 'api:pods');
   const src = 'inferred';
-  const detail = `pod bound → its volume in Node.status.volumesAttached, as the watches saw it; last ${c.attach.windowSize} attaches at most`;
+  const detail = `pod bound → its volume in Node.status.volumesAttached, as the watches saw it; ${overWindow(c, 'attaches', c.attach.overflowed)}`;
   facts.set('volumes.attachSamples', c.attach.samples, src, detail);
   facts.set('volumes.attachP50Ms', c.attach.p50Ms, src, detail);
   facts.set('volumes.attachP90Ms', c.attach.p90Ms, src, detail);
   facts.set('volumes.attachSampleDrivers', c.attach.drivers, src, 'drivers of the sampled attaches, most frequent first');
 }
 
+/** "the pods received Ready in the last 1h (at most 1000: …)": what a figure covers. */
+function overWindow(c: WorkloadSnapshot, what: string, overflowed: boolean): string {
+  const window = windowText(c.window.ms);
+  const cap = overflowed
+    ? `more than ${c.window.maxSamples} in that time: the newest ${c.window.maxSamples} of them`
+    : `at most the newest ${c.window.maxSamples}`;
+  return `the ${what} of the last ${window} (--startup-window; ${cap})`;
+}
+
 function startup(facts: FactSet, c: WorkloadSnapshot): void {
   if (c.unsynced.pods) return unknownAll(facts, STARTUP_FACTS, c.unsynced.pods, 'api:pods');
   const src = `api:pods (fieldSelector spec.nodeName=${c.nodeName})`;
-  const detail = 'created (API creationTimestamp, whole seconds) → Ready received on the watch; phases from the kubelet\'s stamps where its writes came late; statusDelay: its Ready stamp → the API showing it';
+  const detail = 'created (API creationTimestamp, whole seconds) → Ready received on the watch; phases from the kubelet\'s stamps where its writes came late; statusDelay: its Ready stamp → the API showing it; '
+    + overWindow(c, 'pods', c.startup.total.overflowed);
   facts.set('pods.startup.samples', c.startup.total.samples, src, detail);
   facts.set('pods.startup.trackedPods', c.trackedPods, src);
   for (const p of STARTUP_FIGURES) {
-    facts.set(`pods.startup.${p}.p50Ms`, c.startup[p].p50Ms, src, `${c.startup[p].samples} samples`);
-    facts.set(`pods.startup.${p}.p99Ms`, c.startup[p].p99Ms, src, `${c.startup[p].samples} samples`);
+    const over = `${c.startup[p].samples} pods Ready in the last ${windowText(c.window.ms)}`;
+    facts.set(`pods.startup.${p}.p50Ms`, c.startup[p].p50Ms, src, over);
+    facts.set(`pods.startup.${p}.p99Ms`, c.startup[p].p99Ms, src, over);
   }
   const phases = STARTUP_FIGURES.filter((p) => p !== 'total' && c.startup[p].p99Ms !== null);
   const dominant = phases.sort((a, b) => (c.startup[b].p99Ms as number) - (c.startup[a].p99Ms as number))[0];
@@ -73,14 +87,15 @@ function startup(facts: FactSet, c: WorkloadSnapshot): void {
 
 const workloadApi: Collector = {
   name: 'workload-api',
-  provides: ['workload.apiView', ...ATTACH_MODE_FACTS, ...ATTACH_LATENCY_FACTS, ...STARTUP_FACTS],
+  provides: ['workload.apiView', WINDOW_FACT, ...ATTACH_MODE_FACTS, ...ATTACH_LATENCY_FACTS, ...STARTUP_FACTS],
   reads: ['volumes.registeredPlugins'],
   async collect({ facts, cluster }) {
     if (!cluster) {
       facts.set('workload.apiView', false, 'default', NO_CLUSTER);
-      return unknownAll(facts, [...ATTACH_MODE_FACTS, ...ATTACH_LATENCY_FACTS, ...STARTUP_FACTS], NO_CLUSTER, 'default');
+      return unknownAll(facts, [WINDOW_FACT, ...ATTACH_MODE_FACTS, ...ATTACH_LATENCY_FACTS, ...STARTUP_FACTS], NO_CLUSTER, 'default');
     }
     facts.set('workload.apiView', true, 'api', `watches of node ${cluster.nodeName}`);
+    facts.set(WINDOW_FACT, windowText(cluster.window.ms), 'flag:--startup-window', `how far back the pod start-up and volume attach figures reach; at most ${cluster.window.maxSamples} samples each`);
     attachMode(facts, cluster);
     attachLatency(facts, cluster);
     startup(facts, cluster);

@@ -21,6 +21,8 @@ export interface JudgedProcess {
   why: string;
   /** The system service its cgroup names, when that unit vouches for it. */
   unit?: string;
+  /** The binary it runs was replaced or removed on disk since it started: it runs the old one until restarted. */
+  replaced?: { path: string };
 }
 
 export interface ComponentProcesses {
@@ -68,8 +70,14 @@ export async function judgeProcess(host: HostRoot, process: HostProcess, names: 
   const byUnit = unit.service && unit.trust?.trusted ? { process, level: 'verified' as const, why: `${label} runs in ${unit.trust.why}`, unit: unit.service } : undefined;
   if ('path' in exe) {
     if (exeNames && !exeNames.includes(path.posix.basename(exe.path))) return `${label} runs ${exe.path}, not ${exeNames.join(' or ')}`;
+    if (exe.deleted) return judgeReplaced(process, label, exe.path, uids, byUnit);
     const chain = await pathChainTrust(host, exe.path);
-    if (!chain.trusted) return `${label} runs ${exe.path}, which is not root's to vouch for: ${chain.why}`;
+    if (!chain.trusted && !chain.missing) return `${label} runs ${exe.path}, which is not root's to vouch for: ${chain.why}`;
+    if (!chain.trusted) {
+      if (byUnit) return byUnit;
+      if (uids && isRoot(uids)) return { process, level: 'inferred', why: `${label} is root's, but its binary ${exe.path} is not under the host root to check (${chain.why})` };
+      return `${label} runs ${exe.path}, which is not under the host root to check, as ${uids ? `uid ${uids.effective}` : 'an owner that cannot be read'}`;
+    }
     if (uids && isRoot(uids)) return { process, level: 'verified', why: `${label} is root's ${exe.path} (root-owned, in root-owned directories)` };
     if (byUnit) return byUnit;
     if (!uids) return { process, level: 'inferred', why: `${label} runs the root-owned ${exe.path}, but its owner cannot be read (/proc/${pid}/status)` };
@@ -79,6 +87,24 @@ export async function judgeProcess(host: HostRoot, process: HostProcess, names: 
   if (!uids) return { process, level: 'inferred', why: `only the name matches: ${label}'s owner and binary cannot be read (no /proc/${pid}/status or exe on this host)` };
   if (isRoot(uids)) return { process, level: 'inferred', why: `only the name and owner match: ${label} is root's, its binary cannot be read (${exe.unreadable}; reading it needs CAP_SYS_PTRACE)` };
   return `${label} runs as uid ${uids.effective}, and neither its binary (${exe.unreadable}) nor a root-run unit${unit.trust ? ` (${unit.trust.why})` : ''} vouches for it`;
+}
+
+/**
+ * Its binary is gone from its path (a package upgrade without a restart, or a removal): what the path
+ * holds now says nothing about the process. Root started it, or a root-run unit vouches for it: still
+ * the component, with a restart pending; anyone else's is not used.
+ */
+function judgeReplaced(
+  process: HostProcess, label: string, binary: string, uids: { real: number; effective: number } | undefined, byUnit: JudgedProcess | undefined,
+): JudgedProcess | string {
+  const replaced = { path: binary };
+  const pending = `its binary ${binary} was replaced or removed since it started (/proc/${process.pid}/exe: deleted): restart pending`;
+  if (byUnit) return { ...byUnit, why: `${byUnit.why}; ${pending}`, replaced };
+  if (!uids || isRoot(uids)) {
+    const whose = uids ? `${label} is root's` : `${label}'s owner cannot be read`;
+    return { process, level: 'inferred', why: `${whose}, but ${pending}`, replaced };
+  }
+  return `${label} runs as uid ${uids.effective} a binary since removed from ${binary}, outside a root-run unit`;
 }
 
 /** The best process named one of `names`: the lowest-PID verified one, else the lowest-PID inferred one. */

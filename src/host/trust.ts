@@ -6,7 +6,8 @@ import path from 'node:path';
 import type { HostRoot } from './host-root.ts';
 import { ownerModeProblem, pathAndAncestors, trustedUids, type OwnerModePolicy } from './owner-mode.ts';
 
-export type Trust = { trusted: true; why: string } | { trusted: false; why: string };
+/** `missing`: untrusted only because the file is not there (nothing to vouch for, nothing to distrust). */
+export type Trust = { trusted: true; why: string } | { trusted: false; why: string; missing?: boolean };
 
 const owner = (uid: number): string => (uid === 0 ? 'root' : `uid ${uid}`);
 
@@ -15,7 +16,7 @@ const FILE_POLICY: OwnerModePolicy = { ownUid: 'real', rootGroupMayWrite: true, 
 /** Owned by a trusted uid; not writable by others, nor by a group other than root's. */
 export async function fileTrust(host: HostRoot, hostPath: string): Promise<Trust> {
   const found = await host.stat(hostPath);
-  if (!found.ok) return { trusted: false, why: found.reason };
+  if (!found.ok) return { trusted: false, why: found.reason, ...(found.code === 'ENOENT' ? { missing: true } : {}) };
   try {
     const { info } = found;
     const problem = ownerModeProblem(info, FILE_POLICY);
@@ -53,11 +54,16 @@ export async function processUids(host: HostRoot, pid: number): Promise<{ real: 
   return uids ? { real: Number(uids[1]), effective: Number(uids[2]) } : undefined;
 }
 
-/** The binary the kernel runs for the process, or why it cannot be read (no CAP_SYS_PTRACE, another user). */
-export async function processExe(host: HostRoot, pid: number): Promise<{ path: string } | { unreadable: string }> {
+/**
+ * The binary the kernel runs for the process, or why it cannot be read (no CAP_SYS_PTRACE, another user).
+ * `deleted`: the kernel says the file it started from is gone from that path (replaced by a package
+ * upgrade, or removed): the process still runs the old binary, whatever the path holds now.
+ */
+export async function processExe(host: HostRoot, pid: number): Promise<{ path: string; deleted: boolean } | { unreadable: string }> {
   const link = await host.readLink(`/proc/${pid}/exe`);
   if (!link.ok || link.text === '') return { unreadable: link.ok ? `/proc/${pid}/exe is empty` : link.reason };
-  return { path: link.text.replace(/ \(deleted\)$/, '') };
+  const deleted = link.text.endsWith(' (deleted)');
+  return { path: deleted ? link.text.slice(0, -' (deleted)'.length) : link.text, deleted };
 }
 
 export async function processRunsBinary(host: HostRoot, pid: number, binary: string): Promise<Trust> {

@@ -29,7 +29,6 @@ export const PERSISTENTVOLUMECLAIMS = resource('', 'v1', 'persistentvolumeclaims
 export const STORAGECLASSES = resource('storage.k8s.io', 'v1', 'storageclasses', 'StorageClass', false);
 export const CSIDRIVERS = resource('storage.k8s.io', 'v1', 'csidrivers', 'CSIDriver', false);
 export const CSINODES = resource('storage.k8s.io', 'v1', 'csinodes', 'CSINode', false);
-export const CLUSTERROLEBINDINGS = resource('rbac.authorization.k8s.io', 'v1', 'clusterrolebindings', 'ClusterRoleBinding', false);
 export const SELFSUBJECTACCESSREVIEWS = resource('authorization.k8s.io', 'v1', 'selfsubjectaccessreviews', 'SelfSubjectAccessReview', false);
 /** Not a resource: /version, named so that errors and request counts can say what was asked. */
 export const VERSION = resource('', 'v1', 'version', 'Version', false);
@@ -37,6 +36,9 @@ export const PIPELINERUNS = resource('tekton.dev', 'v1', 'pipelineruns', 'Pipeli
 export const DEPLOYMENTS = resource('apps', 'v1', 'deployments', 'Deployment', true);
 export const STATEFULSETS = resource('apps', 'v1', 'statefulsets', 'StatefulSet', true);
 export const DAEMONSETS = resource('apps', 'v1', 'daemonsets', 'DaemonSet', true);
+export const LEASES = resource('coordination.k8s.io', 'v1', 'leases', 'Lease', true);
+export const CLUSTERROLEBINDINGS = resource('rbac.authorization.k8s.io', 'v1', 'clusterrolebindings', 'ClusterRoleBinding', false);
+export const ROLEBINDINGS = resource('rbac.authorization.k8s.io', 'v1', 'rolebindings', 'RoleBinding', true);
 
 const SEGMENT = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,252}$/;
 

@@ -1,23 +1,36 @@
-// Before → after: per phase the change of p50 and p99 in percent, a verdict per phase, and which of
-// the advisor's recorded settings changed between the two runs. A change counts when it is at least
-// 10 % and 100 ms: pod start-up jitters by tens of milliseconds from run to run.
+// Before → after: per phase (every part of the total, statusDelay included, then the total and the
+// attach) the change of p50 and p99 in milliseconds and percent, a verdict per phase, and which of
+// the advisor's recorded settings changed between the two runs. Below the noise floor a change does
+// not count: under 100 ms, or under 10 % of the total (of the same percentile, the larger of the
+// two runs'). Pod start-up jitters by tens of milliseconds from run to run, and a phase of 7 ms that
+// took 107 ms is +1431 % but nothing next to a 37 s total.
 import { PUBLISHED_FACTS, type PublishedFact } from '../wire/summary-facts.ts';
-import { STARTUP_PHASES, type StartupPhase } from '../workload/snapshot.ts';
 import type { RecordedFact } from './advisor.ts';
-import type { Measurement, PhaseStats } from './result.ts';
+import { TIMED_PARTS, partStats, type Measurement, type PhaseStats, type TimedPart } from './result.ts';
 
 export const MIN_CHANGE_MS = 100;
 export const MIN_CHANGE_RATIO = 0.1;
 
+/** Below these a change of p50 / p99 is noise: max(100 ms, 10 % of the total's p50 / p99). */
+export interface NoiseFloor {
+  p50Ms: number;
+  p99Ms: number;
+}
+
 export type Verdict = 'improved' | 'worse' | 'unchanged' | 'mixed' | 'not comparable';
 
 export interface PhaseChange {
-  phase: StartupPhase | 'attach';
+  phase: TimedPart | 'total' | 'attach';
   before: PhaseStats;
   after: PhaseStats;
+  /** after − before (ms); null when either side has no value. */
+  p50ChangeMs: number | null;
+  p99ChangeMs: number | null;
   /** (after − before) / before × 100, rounded; null when either side has no value (or before is 0). */
   p50ChangePct: number | null;
   p99ChangePct: number | null;
+  /** Which of p50 / p99 moved less than the noise floor (so counted as unchanged). */
+  withinNoise: { p50: boolean; p99: boolean };
   verdict: Verdict;
 }
 
@@ -33,6 +46,8 @@ export interface Comparison {
   before: { node: string; startedAt: string; pods: number; clusterVersion: string | null; sloMet: boolean; p99TotalMs: number | null };
   after: { node: string; startedAt: string; pods: number; clusterVersion: string | null; sloMet: boolean; p99TotalMs: number | null };
   phases: PhaseChange[];
+  /** The noise floor every phase was judged with. */
+  noiseFloor: NoiseFloor;
   facts: FactChange[];
   /** Differences in how the two runs were made, which make the numbers less comparable. */
   caveats: string[];
@@ -70,23 +85,42 @@ function changePct(before: number | null, after: number | null): number | null {
   return Math.round(((after - before) / before) * 100);
 }
 
-/** -1 better, 1 worse, 0 within the noise, null not comparable. */
-function direction(before: number | null, after: number | null): -1 | 0 | 1 | null {
+function changeMs(before: number | null, after: number | null): number | null {
+  return before === null || after === null ? null : Math.round(after - before);
+}
+
+/** -1 better, 1 worse, 0 within the noise floor, null not comparable. */
+function direction(before: number | null, after: number | null, floorMs: number): -1 | 0 | 1 | null {
   if (before === null || after === null) return null;
   const delta = after - before;
-  if (Math.abs(delta) < MIN_CHANGE_MS || Math.abs(delta) < MIN_CHANGE_RATIO * Math.max(before, after)) return 0;
+  if (Math.abs(delta) < floorMs) return 0;
   return delta < 0 ? -1 : 1;
 }
 
-export function phaseChange(phase: PhaseChange['phase'], before: PhaseStats, after: PhaseStats): PhaseChange {
-  const moves = [direction(before.p50Ms, after.p50Ms), direction(before.p99Ms, after.p99Ms)];
+/** max(100 ms, 10 % of the total) per percentile, the total being the larger of the two runs'. */
+export function noiseFloor(before: PhaseStats, after: PhaseStats): NoiseFloor {
+  const floor = (a: number | null, b: number | null): number => Math.max(MIN_CHANGE_MS, Math.round(MIN_CHANGE_RATIO * Math.max(a ?? 0, b ?? 0)));
+  return { p50Ms: floor(before.p50Ms, after.p50Ms), p99Ms: floor(before.p99Ms, after.p99Ms) };
+}
+
+const NO_STATS: PhaseStats = { samples: 0, p50Ms: null, p90Ms: null, p99Ms: null, maxMs: null };
+
+export function phaseChange(phase: PhaseChange['phase'], before: PhaseStats | undefined, after: PhaseStats | undefined, floor: NoiseFloor): PhaseChange {
+  const [b, a] = [before ?? NO_STATS, after ?? NO_STATS];
+  const moves = [direction(b.p50Ms, a.p50Ms, floor.p50Ms), direction(b.p99Ms, a.p99Ms, floor.p99Ms)];
   let verdict: Verdict;
   if (moves.some((m) => m === null)) verdict = 'not comparable';
   else if (moves.includes(-1) && moves.includes(1)) verdict = 'mixed';
   else if (moves.includes(-1)) verdict = 'improved';
   else if (moves.includes(1)) verdict = 'worse';
   else verdict = 'unchanged';
-  return { phase, before, after, p50ChangePct: changePct(before.p50Ms, after.p50Ms), p99ChangePct: changePct(before.p99Ms, after.p99Ms), verdict };
+  return {
+    phase, before: b, after: a,
+    p50ChangeMs: changeMs(b.p50Ms, a.p50Ms), p99ChangeMs: changeMs(b.p99Ms, a.p99Ms),
+    p50ChangePct: changePct(b.p50Ms, a.p50Ms), p99ChangePct: changePct(b.p99Ms, a.p99Ms),
+    withinNoise: { p50: moves[0] === 0, p99: moves[1] === 0 },
+    verdict,
+  };
 }
 
 function factChange(fact: PublishedFact, before: RecordedFact, after: RecordedFact): FactChange {
@@ -105,6 +139,8 @@ function caveats(before: Measurement, after: Measurement): string[] {
   differ('cluster version', before.clusterVersion ?? 'unknown', after.clusterVersion ?? 'unknown');
   if (before.outcome === 'timeout') out.push(`the before run timed out: only ${before.counts.ready} of ${before.counts.created} pods became Ready`);
   if (after.outcome === 'timeout') out.push(`this run timed out: only ${after.counts.ready} of ${after.counts.created} pods became Ready`);
+  const noWait = [before.statusDelay ? '' : 'the before run', after.statusDelay ? '' : 'this run'].filter(Boolean);
+  if (noWait.length > 0) out.push(`${noWait.join(' and ')} recorded no statusDelay (a file of an older version): that row is not comparable`);
   if (before.validity && !before.validity.valid) out.push(`the before run is not valid: ${before.validity.problems.join('; ')}`);
   if (after.validity && !after.validity.valid) out.push(`this run is not valid: ${after.validity.problems.join('; ')}`);
   return out;
@@ -115,9 +151,13 @@ function side(m: Measurement): Comparison['before'] {
 }
 
 export function compareMeasurements(before: Measurement, after: Measurement): Comparison {
-  const phases = STARTUP_PHASES.map((phase) => phaseChange(phase, before.phases[phase], after.phases[phase]));
-  if (before.attach && after.attach) phases.push(phaseChange('attach', before.attach, after.attach));
+  const floor = noiseFloor(before.phases.total, after.phases.total);
+  const phases = [
+    ...TIMED_PARTS.map((part) => phaseChange(part, partStats(before, part), partStats(after, part), floor)),
+    phaseChange('total', before.phases.total, after.phases.total, floor),
+  ];
+  if (before.attach && after.attach) phases.push(phaseChange('attach', before.attach, after.attach, floor));
   const facts = PUBLISHED_FACTS.map((key) => factChange(key, before.advisor.facts[key], after.advisor.facts[key]));
   const credit = kubeletCredit(before, after, phases, facts);
-  return { before: side(before), after: side(after), phases, facts, caveats: caveats(before, after), ...(credit ? { credit } : {}) };
+  return { before: side(before), after: side(after), phases, noiseFloor: floor, facts, caveats: caveats(before, after), ...(credit ? { credit } : {}) };
 }

@@ -74,7 +74,7 @@ export class PodFollower {
 
   constructor(nodeName: string, pods: number, now: () => number) {
     this.now = now;
-    this.state = new WorkloadState({ nodeName, now, windowSize: Math.max(1, pods), maxTracked: pods + 16 });
+    this.state = new WorkloadState({ nodeName, now, windowMs: Infinity, maxSamples: Math.max(1, pods), maxTracked: pods + 16 });
   }
 
   /** The pod watch failed: what arrives until the next `listed` comes from its re-list. */

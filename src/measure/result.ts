@@ -2,7 +2,7 @@
 // reads back. Per phase p50/p90/p99/max over the pods that reached Ready; the SLO verdict over all
 // pods created (one that never became Ready counts as slower than the timeout).
 import { percentile } from '../probe/percentiles.ts';
-import { STARTUP_PHASES, type StartupPhase } from '../workload/snapshot.ts';
+import { STARTUP_PHASES, type StartupFigure, type StartupPhase } from '../workload/snapshot.ts';
 import type { AdvisorSnapshot } from './advisor.ts';
 import type { MilestoneName } from '../workload/pod-milestones.ts';
 import type { Placement } from './objects.ts';
@@ -74,7 +74,8 @@ export interface Measurement {
   phases: Record<StartupPhase, PhaseStats>;
   /** Bound → the volume in Node.status.volumesAttached (only with --pvc-storage-class). */
   attach: PhaseStats | null;
-  slo: { thresholdMs: number; p99TotalMs: number | null; met: boolean; largestPhase: StartupPhase | null; note?: string };
+  /** largestPhase: of the parts of the total (the kubelet's phases and the status write's wait, statusDelay), the one with the largest p99. */
+  slo: { thresholdMs: number; p99TotalMs: number | null; met: boolean; largestPhase: TimedPart | null; note?: string };
   /** Kubelet's Ready stamp → the API showing it, over the Ready pods (absent in files from older versions). */
   statusDelay?: PhaseStats;
   /** Said when the status delay is what the pods waited for: the kubelet's client rate limiter. */
@@ -87,6 +88,18 @@ export interface Measurement {
   samples: PodSample[];
   advisor: AdvisorSnapshot;
   api: { requests: number; failed: { verb: string; resource: string; code: string }[] };
+}
+
+/**
+ * The parts a pod's total is made of, each reported with its percentiles: the kubelet's phases and
+ * the status write's wait, named as the agent names it (statusDelay). The largest phase is one of these.
+ */
+export const TIMED_PARTS = ['scheduling', 'initialization', 'creation', 'readiness', 'statusDelay'] as const satisfies readonly StartupFigure[];
+export type TimedPart = (typeof TIMED_PARTS)[number];
+
+/** Every part's stats, statusDelay's from the measurement (absent in files of older versions: null). */
+export function partStats(m: Pick<Measurement, 'phases' | 'statusDelay'>, part: TimedPart): PhaseStats | undefined {
+  return part === 'statusDelay' ? m.statusDelay : m.phases[part];
 }
 
 export function phaseStats(values: number[]): PhaseStats {
@@ -103,11 +116,11 @@ export function phaseTable(samples: PodSample[]): Record<StartupPhase, PhaseStat
  * p99 of creation → Ready over every pod created: a pod not Ready counts as slower than any that
  * was, so when more than 1 % of them never got there the p99 is unknown and the SLO missed.
  */
-export function sloVerdict(samples: PodSample[], created: number, phases: Record<StartupPhase, PhaseStats>): Measurement['slo'] {
+export function sloVerdict(samples: PodSample[], created: number, phases: Record<StartupPhase, PhaseStats>, statusDelay?: PhaseStats): Measurement['slo'] {
   const totals = samples.map((s) => s.phases.total).sort((a, b) => a - b);
   const missing = Math.max(0, created - totals.length);
   const all = Float64Array.from([...totals, ...Array<number>(missing).fill(Infinity)]);
-  const largestPhase = largest(phases);
+  const largestPhase = largest({ phases, ...(statusDelay ? { statusDelay } : {}) });
   if (all.length === 0) return { thresholdMs: SLO_P99_MS, p99TotalMs: null, met: false, largestPhase, note: 'no pod was created' };
   const p99 = percentile(all, 99);
   if (!Number.isFinite(p99)) {
@@ -116,13 +129,13 @@ export function sloVerdict(samples: PodSample[], created: number, phases: Record
   return { thresholdMs: SLO_P99_MS, p99TotalMs: Math.round(p99), met: p99 < SLO_P99_MS, largestPhase };
 }
 
-/** The phase with the largest p99 (total aside): where the time goes. */
-function largest(phases: Record<StartupPhase, PhaseStats>): StartupPhase | null {
-  let best: StartupPhase | null = null;
-  for (const phase of STARTUP_PHASES) {
-    if (phase === 'total') continue;
-    const p99 = phases[phase].p99Ms;
-    if (p99 !== null && (best === null || p99 > (phases[best].p99Ms as number))) best = phase;
+/** The part of the total with the largest p99, among every part reported (statusDelay included): where the time goes. */
+export function largest(m: Pick<Measurement, 'phases' | 'statusDelay'>): TimedPart | null {
+  let best: TimedPart | null = null;
+  let bestP99 = -Infinity;
+  for (const part of TIMED_PARTS) {
+    const p99 = partStats(m, part)?.p99Ms ?? null;
+    if (p99 !== null && p99 > bestP99) { best = part; bestP99 = p99; }
   }
   return best;
 }

@@ -48,8 +48,10 @@ export function throttlingNote(delay: PhaseStats, advisor: AdvisorSnapshot): str
 
 function attachStats(follower: PodFollower): PhaseStats {
   const w = follower.state.attach.window;
-  const at = (p: number): number | null => { const v = w.percentile(p); return v === null ? null : Math.round(v); };
-  return { samples: w.size, p50Ms: at(50), p90Ms: at(90), p99Ms: at(99), maxMs: at(100) };
+  // The run's window is unbounded (every attach of the run counts): any moment reads all of them.
+  const now = Date.now();
+  const at = (p: number): number | null => { const v = w.percentile(p, now); return v === null ? null : Math.round(v); };
+  return { samples: w.size(now), p50Ms: at(50), p90Ms: at(90), p99Ms: at(99), maxMs: at(100) };
 }
 
 export function buildMeasurement(ctx: Context, follower: PodFollower, end: Ending): Measurement {
@@ -78,7 +80,7 @@ export function buildMeasurement(ctx: Context, follower: PodFollower, end: Endin
     counts: { requested: ctx.options.pods, created: counts.created, ready: samples.length, notReady: counts.created - samples.length, failedToCreate },
     phases,
     attach: ctx.plan.pvcStorageClass !== undefined ? attachStats(follower) : null,
-    slo: sloVerdict(samples, counts.created, phases),
+    slo: sloVerdict(samples, counts.created, phases, statusDelay),
     statusDelay,
     ...(throttling ? { throttling } : {}),
     validity: validity({

@@ -4,7 +4,8 @@
 // fits `width` columns: long cells wrap under themselves, nothing is cut.
 import type { ClusterReport } from '../cluster/report.ts';
 import { nodes as nodeCount, spaced } from '../cluster/fleet.ts';
-import { failingRules, type NodeRow } from '../cluster/nodes.ts';
+import { failingRules, isStale, type NodeRow } from '../cluster/nodes.ts';
+import { age } from '../wire/heartbeat.ts';
 import type { Severity } from '../report/types.ts';
 import { countLines, failBlock, idColumn, painter, unknownBlock, unknownGroups, type Layout } from './terminal/findings.ts';
 import { hang, row } from './terminal/layout.ts';
@@ -19,12 +20,22 @@ export interface ClusterViewOptions {
   verbose?: boolean;
 }
 
+/** Score, grade, and the failing rules with how many more could not be checked (coverage, not in the score). */
 function nodeCells(row: NodeRow): [string, string, string] {
   if (row.agent === 'none') return ['—', '—', 'no agent'];
   if (row.agent === 'unreadable') return ['?', '?', `unreadable: ${row.problem ?? ''}`];
   const failing = failingRules(row).map((f) => f.rule);
   const report = row.report as NonNullable<NodeRow['report']>;
-  return [String(report.score), report.grade, failing.length > 0 ? failing.join(', ') : 'nothing failing'];
+  const failingText = failing.length > 0 ? failing.join(', ') : 'nothing failing';
+  if (isStale(row)) return [String(report.score), report.grade, `${staleText(row)}; last published: ${failingText}`];
+  const unknown = report.counts.unknown > 0 ? ` · ${report.counts.unknown} unknown` : '';
+  return [String(report.score), report.grade, `${failingText}${unknown}`];
+}
+
+/** "STALE: last heartbeat 31 min ago" or "STALE: no heartbeat". */
+function staleText(row: NodeRow): string {
+  const seconds = row.heartbeat?.ageSeconds;
+  return seconds === undefined ? 'STALE: no heartbeat' : `STALE: last heartbeat ${age(Math.abs(seconds))} ${seconds < 0 ? 'ahead' : 'ago'}`;
 }
 
 /** One row per node; names and roles wrap inside their columns, the failing rules under theirs. */
@@ -65,10 +76,19 @@ export function unknownRulesLine(report: ClusterReport): string | undefined {
 }
 
 function headLine(report: ClusterReport): string {
-  const { nodes, withAgent, noAgent, unreadable } = report.summary;
+  const { nodes, withAgent, stale, noAgent, unreadable } = report.summary;
   const scope = report.selector ? ` matching ${report.selector}` : '';
-  const counts = [`${spaced(withAgent)} with agent`, ...(noAgent > 0 ? [`${spaced(noAgent)} no agent`] : []), ...(unreadable > 0 ? [`${spaced(unreadable)} unreadable`] : [])];
+  const counts = [`${spaced(withAgent)} with agent`, ...(stale > 0 ? [`${spaced(stale)} stale`] : []),
+    ...(noAgent > 0 ? [`${spaced(noAgent)} no agent`] : []), ...(unreadable > 0 ? [`${spaced(unreadable)} unreadable`] : [])];
   return `node-tuning-advisor report · ${nodeCount(nodes)}${scope} (${counts.join(', ')})`;
+}
+
+/** Below the head line: why no node could be called current or stale, or what stale means. */
+export function heartbeatNote(report: ClusterReport): string | undefined {
+  const read = report.summary.heartbeats;
+  if (read?.problem) return `${read.problem}: no node is marked stale`;
+  if (report.summary.stale === 0) return undefined;
+  return `stale: no heartbeat from the node's agent for over 3 periods (Leases in ${read?.namespace ?? '?'}); its grade is the last it published and is not counted above`;
 }
 
 function clusterCheckLines(report: ClusterReport, layout: Layout): string[] {
@@ -91,6 +111,7 @@ export function renderClusterTable(report: ClusterReport, options: ClusterViewOp
   const layout: Layout = { width: options.width, paint: painter(options.color === true), verbose: options.verbose === true };
   const lines = [
     ...hang('', headLine(report), layout.width, 2).map((line, i) => (i === 0 ? layout.paint('bold', line) : line)),
+    ...hang('', heartbeatNote(report) ?? '', layout.width, 2).filter(Boolean),
     '',
     ...nodeLines(report.nodes, layout.width),
   ];
@@ -112,7 +133,8 @@ const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
 export function renderClusterMarkdown(report: ClusterReport): string {
   const header = report.nodes.length > 0 ? ['| Node | Roles | Score | Grade | Failing rules |', '|---|---|---:|---|---|'] : [];
-  const lines = [`# node-tuning-advisor report`, '', headLine(report), '', ...header];
+  const note = heartbeatNote(report);
+  const lines = [`# node-tuning-advisor report`, '', headLine(report), ...(note ? ['', cell(note)] : []), '', ...header];
   for (const row of report.nodes) {
     const [score, grade, failing] = nodeCells(row);
     lines.push(`| ${cell(row.name)} | ${row.roles.join(', ')} | ${score} | ${grade} | ${cell(failing)} |`);

@@ -1,11 +1,10 @@
 // `measure pod-startup` for people: the verdict first, then the phase table, the slowest pods and
 // what the advisor said about the node; a comparison as before → after per phase. Plain text fits
 // 80 columns (lines cut with … are complete in --output markdown or json); markdown for reports.
-import type { Comparison, FactChange, PhaseChange } from '../measure/compare.ts';
+import { MIN_CHANGE_MS, MIN_CHANGE_RATIO, type Comparison, type FactChange, type PhaseChange } from '../measure/compare.ts';
 import type { RecordedFact } from '../measure/advisor.ts';
-import type { Measurement, PhaseStats } from '../measure/result.ts';
+import { TIMED_PARTS, partStats, type Measurement, type PhaseStats } from '../measure/result.ts';
 import type { PublishedFact } from '../wire/summary-facts.ts';
-import { STARTUP_PHASES } from '../workload/snapshot.ts';
 import { hang } from './terminal/layout.ts';
 import { displayWidth } from '../text/columns.ts';
 
@@ -64,12 +63,20 @@ function statsRow(name: string, s: PhaseStats): string[] {
   return [name, formatMs(s.p50Ms), formatMs(s.p90Ms), formatMs(s.p99Ms), formatMs(s.maxMs), String(s.samples)];
 }
 
+/**
+ * The parts of the total (the kubelet's phases and statusDelay, its Ready stamp → the API showing it:
+ * the status write's wait), then the total: the largest phase is one of the rows above the total.
+ */
 function phaseRows(m: Measurement): string[][] {
-  const rows = STARTUP_PHASES.map((p) => statsRow(p, m.phases[p]));
-  // The kubelet's Ready stamp → the API showing it (part of total, not of the kubelet's phases).
-  if (m.statusDelay) rows.push(statsRow('status write', m.statusDelay));
-  if (m.attach) rows.push(statsRow('attach', m.attach));
-  return rows;
+  const parts = TIMED_PARTS.flatMap((part) => { const stats = partStats(m, part); return stats ? [statsRow(part, stats)] : []; });
+  return [...parts, statsRow('total', m.phases.total)];
+}
+
+/** Attach overlaps the phases (bound → volume attached), so it is timed beside them, not among them. */
+const ATTACH_HEADER = ['VOLUME ATTACH', 'P50', 'P90', 'P99', 'MAX', 'PODS'];
+
+function attachRows(m: Measurement): string[][] {
+  return m.attach ? [statsRow('bound → attached', m.attach)] : [];
 }
 
 function table(header: string[], rows: string[][], rightFrom: number): string[] {
@@ -78,10 +85,13 @@ function table(header: string[], rows: string[][], rightFrom: number): string[] 
   return [line(header), ...rows.map(line)];
 }
 
-const SLOWEST_HEADER = ['SLOWEST POD', 'TOTAL', 'SCHEDULING', 'INIT', 'CREATION', 'READINESS'];
+const SLOWEST_HEADER = ['SLOWEST POD', 'TOTAL', 'SCHEDULING', 'INIT', 'CREATION', 'READINESS', 'STATUSDELAY'];
 
 function slowestRows(m: Measurement): string[][] {
-  return m.slowest.map((s) => [s.pod, formatMs(s.phases.total), formatMs(s.phases.scheduling), formatMs(s.phases.initialization), formatMs(s.phases.creation), formatMs(s.phases.readiness)]);
+  return m.slowest.map((s) => [
+    s.pod, formatMs(s.phases.total), formatMs(s.phases.scheduling), formatMs(s.phases.initialization), formatMs(s.phases.creation), formatMs(s.phases.readiness),
+    formatMs(s.statusDelayMs ?? null),
+  ]);
 }
 
 /** A group's values as one text ("50/100"; "?" for an unknown part). */
@@ -117,18 +127,34 @@ export function renderMeasurementText(m: Measurement, width = 80): string {
     ...headline(m).flatMap((l) => hang('', l, width, 2)), '',
     ...table(['PHASE', 'P50', 'P90', 'P99', 'MAX', 'PODS'], phaseRows(m), 1).map((l) => cut(l, width)),
   ];
+  if (m.attach) lines.push('', ...table(ATTACH_HEADER, attachRows(m), 1).map((l) => cut(l, width)));
   if (m.slowest.length > 0) lines.push('', ...table(SLOWEST_HEADER, slowestRows(m), 1).map((l) => cut(l, width)));
   lines.push(...notReadyLines(m, width), '', ...factsLines(m, width), ...hang('', footer(m), width, 2));
   return `${lines.join('\n')}\n`;
 }
 
-function changeCell(before: number | null, after: number | null, pct: number | null): string {
-  const sign = pct === null ? '' : pct > 0 ? `+${pct}%` : `${pct}%`;
-  return `${formatMs(before)} → ${formatMs(after)}${sign ? `  ${sign}` : ''}`;
+/** "-6.99 s -93%", "+100 ms +1431% (noise)": the absolute change, the relative one, and whether it is under the floor. */
+function changeText(ms: number | null, pct: number | null, noise: boolean): string {
+  if (ms === null) return '–';
+  const signed = `${ms > 0 ? '+' : ms < 0 ? '-' : '±'}${formatMs(Math.abs(ms))}`;
+  const relative = pct === null ? '' : ` ${pct > 0 ? '+' : ''}${pct}%`;
+  return `${signed}${relative}${noise ? ' (noise)' : ''}`;
 }
 
+/** Two rows per phase: its p50, then its p99, each before → after and the change; the verdict on the first. */
 function changeRows(c: Comparison): string[][] {
-  return c.phases.map((p: PhaseChange) => [p.phase, changeCell(p.before.p50Ms, p.after.p50Ms, p.p50ChangePct), changeCell(p.before.p99Ms, p.after.p99Ms, p.p99ChangePct), p.verdict]);
+  return c.phases.flatMap((p: PhaseChange) => [
+    [p.phase, 'p50', `${formatMs(p.before.p50Ms)} → ${formatMs(p.after.p50Ms)}`, changeText(p.p50ChangeMs, p.p50ChangePct, p.withinNoise.p50), p.verdict],
+    ['', 'p99', `${formatMs(p.before.p99Ms)} → ${formatMs(p.after.p99Ms)}`, changeText(p.p99ChangeMs, p.p99ChangePct, p.withinNoise.p99), ''],
+  ]);
+}
+
+const CHANGE_HEADER = ['PHASE', '', 'BEFORE → AFTER', 'CHANGE', 'VERDICT'];
+
+/** Which floor the verdicts used: under 100 ms, or under 10 % of the total, is noise. */
+function noiseLine(c: Comparison): string {
+  return `Noise: a change under ${formatMs(MIN_CHANGE_MS)} or under ${MIN_CHANGE_RATIO * 100} % of the total (p50 ${formatMs(c.noiseFloor.p50Ms)}, `
+    + `p99 ${formatMs(c.noiseFloor.p99Ms)} here) counts as unchanged, whatever its percentage`;
 }
 
 /** Per group: changed when any part changed, unknown when no part is known on both sides. */
@@ -150,7 +176,7 @@ function comparisonSummary(c: Comparison): string[] {
   const changed = groups.filter((g) => g.state === 'changed').map((g) => g.text);
   const same = groups.filter((g) => g.state === 'same').map((g) => g.text);
   const unknown = groups.filter((g) => g.state === 'unknown').map((g) => g.label);
-  const lines = [`SLO: ${sloSide(c.before)} → ${sloSide(c.after)}`];
+  const lines = [noiseLine(c), `SLO: ${sloSide(c.before)} → ${sloSide(c.after)}`];
   lines.push(`Changed between the runs: ${changed.length > 0 ? changed.join('; ') : 'none of the recorded settings'}`);
   if (same.length > 0) lines.push(`Unchanged: ${same.join('; ')}`);
   if (unknown.length > 0) lines.push(`Not known for both runs: ${unknown.join(', ')}`);
@@ -162,7 +188,7 @@ function comparisonSummary(c: Comparison): string[] {
 export function renderComparisonText(c: Comparison, beforeFile: string, width = 80): string {
   const lines = [
     '', ...hang('', `Before → after (before: ${beforeFile}, ${c.before.startedAt}; after: this run)`, width, 2),
-    ...table(['PHASE', 'P50 BEFORE → AFTER', 'P99 BEFORE → AFTER', 'VERDICT'], changeRows(c), 99).map((l) => cut(l, width)),
+    ...table(CHANGE_HEADER, changeRows(c), 99).map((l) => cut(l, width)),
     ...comparisonSummary(c).flatMap((l) => hang('', l, width, 2)),
   ];
   return `${lines.join('\n')}\n`;
@@ -176,6 +202,7 @@ function mdTable(header: string[], rows: string[][]): string[] {
 
 export function renderMeasurementMarkdown(m: Measurement): string {
   const lines = [`### Pod start-up on ${md(m.node)}`, '', ...headline(m).map((l) => `${md(l)}  `), '', ...mdTable(['phase', 'p50', 'p90', 'p99', 'max', 'pods'], phaseRows(m))];
+  if (m.attach) lines.push('', ...mdTable(ATTACH_HEADER.map((h) => h.toLowerCase()), attachRows(m)));
   if (m.slowest.length > 0) lines.push('', ...mdTable(SLOWEST_HEADER.map((h) => h.toLowerCase()), slowestRows(m)));
   lines.push(...notReadyLines(m, Infinity).map((l) => (l.startsWith('  ') ? `- ${md(l.trim())}` : md(l))), '', ...factsLines(m, Infinity).map((l) => `${md(l.trim())}  `));
   lines.push(md(footer(m)));
@@ -183,6 +210,6 @@ export function renderMeasurementMarkdown(m: Measurement): string {
 }
 
 export function renderComparisonMarkdown(c: Comparison, beforeFile: string): string {
-  return `${['', `### Before → after (before: ${md(beforeFile)})`, '', ...mdTable(['phase', 'p50 before → after', 'p99 before → after', 'verdict'], changeRows(c)), '',
+  return `${['', `### Before → after (before: ${md(beforeFile)})`, '', ...mdTable(['phase', 'percentile', 'before → after', 'change', 'verdict'], changeRows(c)), '',
     ...comparisonSummary(c).map((l) => `${md(l)}  `)].join('\n')}\n`;
 }

@@ -3,7 +3,7 @@
 // the finite rule set, components from a fixed list, info-label values are capped in length and count.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
 import type { Fact } from '../facts/fact-set.ts';
-import type { FindingStatus, Report } from '../report/types.ts';
+import type { Coverage, FindingStatus, Report } from '../report/types.ts';
 import { STARTUP_FIGURES } from '../workload/snapshot.ts';
 import { KUBELET_READ_RESULTS, type KubeletReadResult } from '../workload/kubelet-view.ts';
 import { oneLine } from '../text/controls.ts';
@@ -46,10 +46,14 @@ export interface AgentMetrics {
   countUnhandledRejection(): void;
   /** One pod's start-up phase on this node, as the pod watch observed it. */
   observePodPhase(phase: string, seconds: number): void;
-  /** The kubelet's own start-up histograms over the last scan interval (p99 from bucket deltas). */
-  setKubeletSli(interval: Record<string, { samples: number; p99Seconds: number | null }>): void;
+  /** The kubelet's own start-up histograms over --startup-window (p99 from bucket deltas); empty: nothing known over it yet. */
+  setKubeletSli(figures: Record<string, { samples: number; p99Seconds: number | null }>): void;
   /** How the last read of the kubelet's /metrics went (a KUBELET_READ_RESULTS value); not ok: the p99 gauges are cleared. */
   setKubeletRead(result: KubeletReadResult): void;
+  /** The --heartbeat period, set once at start. */
+  setHeartbeatPeriod(seconds: number): void;
+  /** The heartbeat Lease was renewed at this time (ms since the epoch). */
+  heartbeatRenewed(atMs: number): void;
 }
 
 
@@ -95,6 +99,12 @@ export function createAgentMetrics(version: string): AgentMetrics {
   new Gauge({
     name: `${P}score`, help: 'Tuning score of this node, 0-100 (100 = nothing to fix).', registers,
     collect() { if (report) this.set(report.score); },
+  });
+  new Gauge({
+    name: `${P}rules_checked_ratio`,
+    help: 'Coverage: of the rules that apply on this node, the share the last scan could decide (pass or fail), 0-1; 1 when none applies. Unknown rules are not in the score.',
+    registers,
+    collect() { if (report) this.set(checkedRatio(report.coverage)); },
   });
   // No free text in labels: the fix comes from the rule set (recording rule node_tuning_advisor:rule_fix:info in the alerts).
   new Gauge({
@@ -145,7 +155,7 @@ export function createAgentMetrics(version: string): AgentMetrics {
   // The windowed quantiles the workload rules judge (pod-startup-slo, volume-attach), as on the Node.
   new Gauge({
     name: `${P}pod_startup_window_seconds`, labelNames: ['phase', 'percentile'], registers,
-    help: 'Percentiles (50, 99) of pod start-up phases over the last pods started on this node, as pod-startup-slo judges them.',
+    help: 'Percentiles (50, 99) of pod start-up phases over the pods started on this node within the agent\'s --startup-window, as pod-startup-slo judges them.',
     collect() {
       this.reset();
       for (const phase of STARTUP_FIGURES) {
@@ -158,7 +168,7 @@ export function createAgentMetrics(version: string): AgentMetrics {
   });
   new Gauge({
     name: `${P}volume_attach_window_seconds`, labelNames: ['percentile'], registers,
-    help: 'Percentiles (50, 90) of pod bound → volume attached in the Node status, over the last attaches on this node, as volume-attach judges them.',
+    help: 'Percentiles (50, 90) of pod bound → volume attached in the Node status, over the attaches on this node within the agent\'s --startup-window, as volume-attach judges them.',
     collect() {
       this.reset();
       for (const percentile of ['50', '90']) {
@@ -196,13 +206,13 @@ export function createAgentMetrics(version: string): AgentMetrics {
   });
   const kubeletP99 = new Gauge({
     name: `${P}kubelet_pod_start_p99_seconds`,
-    help: 'p99 of the kubelet\'s own start-up histograms over the last scan interval, from bucket deltas of its /metrics (kubelet_pod_start_sli_duration_seconds, _total_, image pull, sandbox). ' +
+    help: 'p99 of the kubelet\'s own start-up histograms over the agent\'s --startup-window, from bucket deltas of its /metrics (kubelet_pod_start_sli_duration_seconds, _total_, image pull, sandbox). ' +
       'The SLI excludes image pulls and, on 1.36 and patched 1.34-1.35, pods with init containers and stateful pods: compare with pod_startup_phase_seconds, the pod watch.',
     labelNames: ['histogram'], registers: [registry],
   });
   const kubeletSamples = new Gauge({
     name: `${P}kubelet_pod_start_samples`,
-    help: 'Observations in the kubelet\'s start-up histograms over the last scan interval (0: no pod started, the p99 is absent).',
+    help: 'Observations in the kubelet\'s start-up histograms over the agent\'s --startup-window (0: no pod started, the p99 is absent).',
     labelNames: ['histogram'], registers: [registry],
   });
   const kubeletRead = new Gauge({
@@ -211,6 +221,16 @@ export function createAgentMetrics(version: string): AgentMetrics {
       'unauthorized (HTTP 401: the kubelet did not accept its token); tls (serving certificate not trusted: --kubelet-ca-file or --kubelet-insecure-tls); unreachable; error; no_endpoint (the Node names no kubelet port). ' +
       'Not ok: kubelet_pod_start_p99_seconds is absent (unknown); the agent logs the reason.',
     labelNames: ['result'], registers: [registry],
+  });
+  const heartbeatPeriod = new Gauge({
+    name: `${P}heartbeat_interval_seconds`, help: 'The --heartbeat period: how often the agent renews its heartbeat Lease while its report on the Node is current.',
+    registers: [registry],
+  });
+  // Joins the registry with the first renewal: absent until then (a 0 would read as 1970).
+  const heartbeatLastName = `${P}heartbeat_last_success_timestamp_seconds`;
+  const heartbeatLast = new Gauge({
+    name: heartbeatLastName, help: 'Unix time of the last renewal of the heartbeat Lease (report and describe mark the node stale after 3 periods without one).',
+    registers: [],
   });
   let joined = false;
   let changed = true;
@@ -247,16 +267,25 @@ export function createAgentMetrics(version: string): AgentMetrics {
     countWatchError: (watch, reason) => { touch(); watchErrors.inc({ watch, reason }); },
     countUnhandledRejection: () => { touch(); unhandled.inc(); },
     observePodPhase: (phase, seconds) => { touch(); podPhases.observe({ phase }, seconds); },
-    setKubeletSli(interval) {
+    setKubeletSli(figures) {
       touch();
       kubeletP99.reset();
       kubeletSamples.reset();
-      for (const [key, value] of Object.entries(interval)) {
+      for (const [key, value] of Object.entries(figures)) {
         const histogram = KUBELET_SLI_LABELS[key];
         if (histogram === undefined) continue;
         kubeletSamples.set({ histogram }, value.samples);
         if (value.p99Seconds !== null) kubeletP99.set({ histogram }, value.p99Seconds);
       }
+    },
+    setHeartbeatPeriod(seconds) {
+      touch();
+      heartbeatPeriod.set(seconds);
+    },
+    heartbeatRenewed(atMs) {
+      touch();
+      if (registry.getSingleMetric(heartbeatLastName) === undefined) registry.registerMetric(heartbeatLast);
+      heartbeatLast.set(atMs / 1000);
     },
     setKubeletRead(result) {
       touch();
@@ -282,4 +311,9 @@ function perComponentGauge(
       }
     },
   });
+}
+
+/** decided / applicable; 1 when no rule applies (nothing was left undecided). */
+export function checkedRatio(coverage: Coverage): number {
+  return coverage.applicable === 0 ? 1 : coverage.decided / coverage.applicable;
 }

@@ -38,7 +38,7 @@ export interface Finding {
   status: FindingStatus;
   severity: Severity;
   weight: number;
-  /** What was found, e.g. "CONFIG_HZ=250"; empty when nothing could be read. */
+  /** What was found, e.g. "CONFIG_HZ=250"; empty unless the rule passes or fails (nothing observed decided it). */
   observed: string;
   /** What the rule wants, e.g. "CONFIG_HZ=1000". */
   expected: string;
@@ -46,11 +46,27 @@ export interface Finding {
   message: string;
   /** Unknown and not-applicable: the rule engine's own words ("kernel.hz = none cannot be compared with Lt 1000"). */
   engineReason?: string;
+  /**
+   * Not applicable for lack of data (the rule's enoughDataWhen is false: too few pods in the window),
+   * not because the node has nothing to judge. Like unknown, it sends no Event either way.
+   */
+  lacksData?: true;
   evidence: Evidence[];
   remediation: Remediation;
   references: Reference[];
   /** Points this finding took off the score. */
   scoreImpact: number;
+}
+
+/** Of the rules that apply to the node, how many the scan could decide: beside the score, never in it. */
+export interface Coverage {
+  /** Passing and failing rules. */
+  decided: number;
+  /** Rules that are not `not-applicable`: decided + unknown. */
+  applicable: number;
+  unknown: number;
+  /** Unknown rules of severity critical. */
+  criticalUnknown: number;
 }
 
 export interface Report {
@@ -61,6 +77,12 @@ export interface Report {
   score: number;
   grade: 'A' | 'B' | 'C' | 'D' | 'F';
   counts: Record<FindingStatus, number>;
+  coverage: Coverage;
   findings: Finding[];
   facts: Record<string, Fact>;
+}
+
+/** Nothing was decided: unknown, or not applicable for lack of data. Neither is a transition for Events. */
+export function undecided(finding: Pick<Finding, 'status' | 'lacksData'>): boolean {
+  return finding.status === 'unknown' || (finding.status === 'not-applicable' && finding.lacksData === true);
 }

@@ -11,7 +11,7 @@ export interface Outcome {
   truth: Truth;
   /** The engine's words: for unknown, why; for a decided leaf, "fact = value" (`--verbose`, JSON). */
   reasons: string[];
-  /** The same for people: each fact by its label ("the kubelet's kubeAPIQPS: none found"). */
+  /** The same for people: each fact by its label ("the kernel's timer tick: cannot be judged, nothing on this host gives it"). */
   said: string[];
 }
 
@@ -78,18 +78,26 @@ function evaluateLeaf(leaf: LeafCondition, facts: FactSet, params: Params, label
   const truth = compare(leaf.op, fact.value, operand);
   const shown = `${leaf.fact} = ${renderValue(fact.value)}`;
   if (truth === 'unknown') {
-    return { truth, reasons: [`${shown} cannot be compared with ${leaf.op} ${renderValue(operand)}`], said: [`${label}: ${uncomparable(leaf.op, fact.value)}`] };
+    return { truth, reasons: [`${shown} cannot be compared with ${leaf.op} ${renderValue(operand)}`], said: [`${label}: ${uncomparable(leaf.op, fact.value, fact.detail)}`] };
   }
   return { truth, reasons: [shown], said: [`${label}: ${spoken(fact.value)}`] };
 }
 
-/** Why a value cannot be compared, in words: "none found", "\"abc\" is not a number". */
-function uncomparable(op: LeafCondition['op'], value: FactValue): string {
-  if (value === null) return 'none found';
+/**
+ * Why a value cannot be compared, in words: "cannot be judged, no kube-scheduler log on this node",
+ * "\"abc\" is not a number". Never "none found", which reads like a finding (nothing wrong found).
+ */
+function uncomparable(op: LeafCondition['op'], value: FactValue, detail: string | undefined): string {
+  if (value === null) return `cannot be judged, ${detail ? oneLineDetail(detail) : 'nothing on this host gives it'}`;
   const shown = JSON.stringify(renderValue(value));
   if (op === 'IsTrue' || op === 'IsFalse') return `${shown} is neither yes nor no`;
   if (op.startsWith('Version')) return `${shown} is not a version`;
   return `${shown} is not a number`;
+}
+
+/** A fact's detail as the tail of a reason: one line, without its final full stop. */
+function oneLineDetail(detail: string): string {
+  return detail.replace(/\s+/g, ' ').trim().replace(/\.$/, '');
 }
 
 /** A decided value in words: yes/no for booleans, "none" for null. */

@@ -3,6 +3,7 @@ import type { FactSet } from '../facts/fact-set.ts';
 import type { Evidence, Finding, FindingStatus } from '../report/types.ts';
 import { evaluate, factsIn, renderValue, sharingReasons, type Params } from './conditions.ts';
 import type { LoadedOverride, LoadedRule } from './rule-file.ts';
+import { ruleConditions } from './schema.ts';
 import { scoreImpact } from '../report/score.ts';
 import { byCodePoint } from '../order.ts';
 import { paramOfKey, substitute } from './template.ts';
@@ -46,10 +47,10 @@ export function renderTemplate(template: string, facts: FactSet, params: Params)
   });
 }
 
-/** The facts a finding was decided on first: the applicability facts when it does not apply. */
-function evidenceFor(rule: EffectiveRule, facts: FactSet, status: FindingStatus): Evidence[] {
-  const decisive = status === 'not-applicable' ? factsIn(rule.appliesWhen) : factsIn(rule.failsWhen);
-  const keys = [...new Set([...decisive, ...factsIn(rule.failsWhen), ...(rule.evidence ?? []), ...factsIn(rule.appliesWhen)])];
+/** The facts a finding was decided on first: the applicability (or data) facts when it does not apply. */
+function evidenceFor(rule: EffectiveRule, facts: FactSet, status: FindingStatus, lacksData: boolean): Evidence[] {
+  const decisive = lacksData ? factsIn(rule.enoughDataWhen) : status === 'not-applicable' ? factsIn(rule.appliesWhen) : factsIn(rule.failsWhen);
+  const keys = [...new Set([...decisive, ...factsIn(rule.failsWhen), ...(rule.evidence ?? []), ...ruleConditions(rule).flatMap(([, condition]) => factsIn(condition))])];
   return keys.map((key) => {
     const fact = facts.get(key);
     if (!fact) return { fact: key, value: null, source: 'not collected', unknown: 'no collector produced this fact' };
@@ -63,17 +64,19 @@ function evidenceFor(rule: EffectiveRule, facts: FactSet, status: FindingStatus)
 export function evaluateRule(rule: EffectiveRule, facts: FactSet): Finding {
   const render = (template: string) => renderTemplate(template, facts, rule.params);
   const labels = rule.factLabels ?? {};
-  const finish = (status: FindingStatus, message: string, engineReason?: string): Finding => ({
+  const finish = (status: FindingStatus, message: string, engineReason?: string, lacksData = false): Finding => ({
     ruleId: rule.id,
     title: rule.title,
     category: rule.category,
     status,
     severity: rule.severity,
     weight: rule.weight,
-    observed: render(rule.observed),
+    // Undecided: nothing observed decided it (its facts may be none or unknown); the message says why.
+    observed: status === 'pass' || status === 'fail' ? render(rule.observed) : '',
     expected: render(rule.expected),
     message,
-    evidence: evidenceFor(rule, facts, status),
+    ...(lacksData ? { lacksData: true } : {}),
+    evidence: evidenceFor(rule, facts, status, lacksData),
     // Rendered like the message: a fix names the file this host's layout keeps the setting in.
     remediation: { summary: render(rule.remediation.summary).trim(), text: render(rule.remediation.text).trim(), commands: (rule.remediation.commands ?? []).map(render) },
     references: rule.references,
@@ -85,6 +88,11 @@ export function evaluateRule(rule: EffectiveRule, facts: FactSet): Finding {
     const applies = evaluate(rule.appliesWhen, facts, rule.params, labels);
     if (applies.truth === false) return finish('not-applicable', `Not applicable here: ${applies.said.join('; ')}.`, applies.reasons.join('; '));
     if (applies.truth === 'unknown') return finish('unknown', `Cannot tell whether this applies: ${sharingReasons(applies.said).join('; ')}.`, applies.reasons.join('; '));
+  }
+  if (rule.enoughDataWhen) {
+    const enough = evaluate(rule.enoughDataWhen, facts, rule.params, labels);
+    if (enough.truth === false) return finish('not-applicable', `Not applicable here: ${render(rule.notEnoughData ?? sharingReasons(enough.said).join('; '))}.`, enough.reasons.join('; '), true);
+    if (enough.truth === 'unknown') return finish('unknown', `Cannot decide: ${sharingReasons(enough.said).join('; ')}.`, enough.reasons.join('; '));
   }
   const fails = evaluate(rule.failsWhen, facts, rule.params, labels);
   if (fails.truth === 'unknown') return finish('unknown', `Cannot decide: ${sharingReasons(fails.said).join('; ')}.`, fails.reasons.join('; '));

@@ -10,7 +10,7 @@ import { fileTypeOf } from '../host/read-failure.ts';
 import { openRegularFile } from '../host/open-checked.ts';
 import { validateRuleFile } from './file-validator.ts';
 import { knownRuleFile } from './known-rule-files.ts';
-import type { RuleDefinition, RuleOverride } from './schema.ts';
+import { ruleConditions, type RuleDefinition, type RuleOverride } from './schema.ts';
 import type { LoadedOverride, LoadedRule, ParsedRuleFile, RuleFileError, RuleLoadResult } from './rule-file.ts';
 import { didYouMean } from '../text/suggest.ts';
 import { factsIn } from './conditions.ts';
@@ -172,7 +172,7 @@ function collect(file: string, doc: Document, lines: LineCounter, data: Record<s
 
 /** The labels of the facts a rule reads (conditions and evidence), from its file's `facts:` map. */
 function labelsFor(rule: RuleDefinition, labels: Record<string, string>): Record<string, string> | undefined {
-  const read = [...factsIn(rule.appliesWhen), ...factsIn(rule.failsWhen), ...(rule.evidence ?? [])];
+  const read = [...ruleConditions(rule).flatMap(([, condition]) => factsIn(condition)), ...(rule.evidence ?? [])];
   const found = read.filter((key) => Object.hasOwn(labels, key)).map((key) => [key, labels[key] as string]);
   return found.length === 0 ? undefined : Object.fromEntries(found);
 }
@@ -234,7 +234,7 @@ function describe(error: ErrorObject, extra: string | undefined, missing: string
 }
 
 const KNOWN_KEYS = [
-  'id', 'scope', 'title', 'category', 'severity', 'weight', 'params', 'appliesWhen', 'failsWhen', 'observed', 'expected',
+  'id', 'scope', 'title', 'category', 'severity', 'weight', 'params', 'appliesWhen', 'enoughDataWhen', 'notEnoughData', 'failsWhen', 'observed', 'expected',
   'message', 'evidence', 'remediation', 'references', 'fact', 'op', 'value', 'values', 'param', 'all', 'any', 'not',
   'summary', 'staticSummary', 'text', 'commands', 'seed', 'url', 'note', 'disabled', 'rules', 'overrides', 'apiVersion', 'kind', 'facts',
 ];

@@ -41,6 +41,14 @@ export interface RuleDefinition {
   weight: number;
   params?: Record<string, Scalar | Scalar[]>;
   appliesWhen?: Condition;
+  /**
+   * Whether the facts hold enough to judge (e.g. samples ≥ minSamples), checked once the rule
+   * applies: false → not-applicable for lack of data, `notEnoughData` saying why. Moving to or
+   * from it is no Event: nothing was fixed or broken.
+   */
+  enoughDataWhen?: Condition;
+  /** Why there is not enough to judge, for people (a template): "fewer than {{params.minSamples}} pods … in the last {{workload.window}}". */
+  notEnoughData?: string;
   failsWhen: Condition;
   observed: string;
   expected: string;
@@ -51,7 +59,7 @@ export interface RuleDefinition {
   references: RuleReference[];
   /**
    * Not written in a rule: the loader copies the labels of the facts this rule reads from its file's
-   * `facts:` map, for the reasons a person reads ("the kubelet's kubeAPIQPS: none found").
+   * `facts:` map, for the reasons a person reads ("the kubelet's kubeAPIQPS: 5").
    */
   factLabels?: Record<string, string>;
 }
@@ -125,6 +133,8 @@ const rule = {
     weight,
     params,
     appliesWhen: { $ref: 'condition' },
+    enoughDataWhen: { $ref: 'condition' },
+    notEnoughData: { type: 'string', minLength: 1 },
     failsWhen: { $ref: 'condition' },
     observed: { type: 'string' },
     expected: { type: 'string' },
@@ -195,4 +205,10 @@ export const conditionSchema = condition;
 
 export function isLeaf(condition: Condition): condition is LeafCondition {
   return 'fact' in condition;
+}
+
+/** A rule's conditions in the order they are evaluated, each with its key. */
+export function ruleConditions(rule: Pick<RuleDefinition, 'appliesWhen' | 'enoughDataWhen' | 'failsWhen'>): [string, Condition][] {
+  const all: [string, Condition | undefined][] = [['appliesWhen', rule.appliesWhen], ['enoughDataWhen', rule.enoughDataWhen], ['failsWhen', rule.failsWhen]];
+  return all.filter((entry): entry is [string, Condition] => entry[1] !== undefined);
 }

@@ -3,7 +3,7 @@
 import { oneLineErrors } from './one-line.ts';
 import { paramOfKey, placeholders } from './template.ts';
 import type { PathError } from './rule-file.ts';
-import { CLUSTER_FACT_PREFIX, isLeaf, type Condition, type LeafCondition, type RuleDefinition, type RuleOverride } from './schema.ts';
+import { CLUSTER_FACT_PREFIX, isLeaf, ruleConditions, type Condition, type LeafCondition, type RuleDefinition, type RuleOverride } from './schema.ts';
 
 /** Facts that only enrich the report: a rule deciding on them would inherit their misreadings. */
 export const ENRICHMENT_ONLY_PREFIX = 'inventory.';
@@ -51,7 +51,7 @@ export function templateErrors(rule: RuleDefinition, at: (string | number)[]): P
   const errors: PathError[] = [];
   const fields: [string[], string][] = [
     [['observed'], rule.observed], [['expected'], rule.expected], [['message'], rule.message],
-    [['remediation', 'summary'], rule.remediation.summary],
+    [['remediation', 'summary'], rule.remediation.summary], ...(rule.notEnoughData === undefined ? [] : [[['notEnoughData'], rule.notEnoughData] as [string[], string]]),
   ];
   for (const [field, template] of fields) {
     for (const placeholder of placeholders(template)) {
@@ -94,11 +94,10 @@ function namedFacts(rule: RuleDefinition): { key: string; where: string }[] {
     if ('not' in condition) return walk(condition.not, where);
     return ('all' in condition ? condition.all : condition.any).flatMap((part) => walk(part, where));
   };
-  const templates = [rule.observed, rule.expected, rule.message, rule.remediation.summary, rule.remediation.text, ...(rule.remediation.commands ?? [])];
+  const templates = [rule.observed, rule.expected, rule.message, rule.remediation.summary, rule.remediation.text, ...(rule.remediation.commands ?? []), rule.notEnoughData ?? ''];
   const named = templates.flatMap(factPlaceholders);
   return [
-    ...walk(rule.appliesWhen, 'appliesWhen'),
-    ...walk(rule.failsWhen, 'failsWhen'),
+    ...ruleConditions(rule).flatMap(([key, condition]) => walk(condition, key)),
     ...(rule.evidence ?? []).map((key) => ({ key, where: 'evidence' })),
     ...named.map((key) => ({ key, where: 'templates' })),
   ];
@@ -118,10 +117,18 @@ export function scopeErrors(rule: RuleDefinition, at: (string | number)[]): Path
   return [{ segments: [...at, cluster ? 'scope' : 'id'], message }];
 }
 
+/** enoughDataWhen and notEnoughData come together: a rule that may lack data says why in words. */
+function enoughDataErrors(rule: RuleDefinition, at: (string | number)[]): PathError[] {
+  if ((rule.enoughDataWhen === undefined) === (rule.notEnoughData === undefined)) return [];
+  return rule.enoughDataWhen === undefined
+    ? [{ segments: [...at, 'notEnoughData'], message: 'is the reason shown when enoughDataWhen is false: add enoughDataWhen, or remove it' }]
+    : [{ segments: [...at, 'enoughDataWhen'], message: 'needs notEnoughData: the reason people read when there is not enough to judge (e.g. "fewer than {{params.minSamples}} pods started in the last {{workload.window}}")' }];
+}
+
 export function ruleErrors(rule: RuleDefinition, at: (string | number)[]): PathError[] {
   return [
-    ...(rule.appliesWhen ? conditionErrors(rule.appliesWhen, rule.params, [...at, 'appliesWhen']) : []),
-    ...conditionErrors(rule.failsWhen, rule.params, [...at, 'failsWhen']),
+    ...ruleConditions(rule).flatMap(([key, condition]) => conditionErrors(condition, rule.params, [...at, key])),
+    ...enoughDataErrors(rule, at),
     ...templateErrors(rule, at),
     ...scopeErrors(rule, at),
     ...oneLineErrors(rule, at),

@@ -66,6 +66,12 @@ export interface RuleEntry {
   severity: Severity;
   category?: string;
   observed?: string;
+  /**
+   * 'fail': the rule is undecided now (unknown, or not applicable for lack of data) and was failing
+   * when last decided: its Warning Event stands, and the agent (restarted or not) sends no new one
+   * when it fails again, and no TuningResolved until it passes.
+   */
+  lastDecided?: 'fail';
 }
 
 /**
@@ -104,10 +110,11 @@ function renderReportJson(report: Report, entries: RuleEntry[], omitted: number)
   return [`${headJson.slice(0, -1)},"rules":[`, ...lines].join('\n');
 }
 
-function entryFor(finding: Finding): RuleEntry {
+function entryFor(finding: Finding, held: ReadonlySet<string>): RuleEntry {
   const entry: RuleEntry = { rule: finding.ruleId, status: finding.status, severity: finding.severity };
   const observed = oneLine(finding.observed);
-  return finding.status === 'fail' && observed ? { ...entry, observed } : entry;
+  if (finding.status === 'fail') return observed ? { ...entry, observed } : entry;
+  return held.has(finding.ruleId) ? { ...entry, lastDecided: 'fail' } : entry;
 }
 
 export function totalBytes(annotations: AnnotationMap): number {
@@ -119,15 +126,19 @@ export function totalBytes(annotations: AnnotationMap): number {
 /**
  * The annotations we want on the Node. Nothing here changes while the findings don't: no
  * timestamps (freshness is a metric). Over the 8 KiB budget the least severe rules leave both
- * values ("omitted" in the JSON, "+N more" in the findings).
+ * values ("omitted" in the JSON, "+N more" in the findings). `held`: rules undecided now whose
+ * Warning stands (their entries say lastDecided "fail"; one not applicable for lack of data gets an
+ * entry for that alone, after the others).
  */
-export function renderAnnotations(report: Report): AnnotationMap {
+export function renderAnnotations(report: Report, held: ReadonlySet<string> = new Set()): AnnotationMap {
   const nonPassing = nonPassingInOrder(report.findings);
-  const entries = nonPassing.map(entryFor);
+  const heldOnly = report.findings.filter((f) => f.status === 'not-applicable' && held.has(f.ruleId)).sort((a, b) => byCodePoint(a.ruleId, b.ruleId));
+  const entries = [...nonPassing, ...heldOnly].map((f) => entryFor(f, held));
   const lines = nonPassing.map(renderFindingLine);
   const summary = renderSummary(report);
-  for (let keep = nonPassing.length; ; keep -= 1) {
-    const rendered = build(report, summary, entries.slice(0, keep), lines.slice(0, keep), nonPassing.length - keep);
+  for (let keep = entries.length; ; keep -= 1) {
+    const omitted = Math.max(0, nonPassing.length - keep);
+    const rendered = build(report, summary, entries.slice(0, keep), lines.slice(0, keep), omitted);
     if (keep === 0 || totalBytes(rendered) <= MAX_TOTAL_BYTES) return rendered;
   }
 }
@@ -156,14 +167,18 @@ export function diffAnnotations(desired: AnnotationMap, current: Record<string, 
   return Object.keys(patch).length > 0 ? patch : undefined;
 }
 
-/** Rules the Node's report annotation says are failing, keyed by rule id; empty when absent or unreadable. */
-export function failingRulesOnNode(current: Record<string, string> | undefined): Map<string, Severity> {
+/**
+ * Rules whose Warning stands according to the Node's report annotation (failing, or undecided since
+ * and last decided failing), keyed by rule id: the agent's memory of what it has told, kept on the
+ * Node so that a restarted agent neither repeats nor misses an Event. Empty when absent or unreadable.
+ */
+export function warnedRulesOnNode(current: Record<string, string> | undefined): Map<string, Severity> {
   const parsed = parseAnnotations(current);
-  const failing = new Map<string, Severity>();
+  const warned = new Map<string, Severity>();
   // Unreadable (someone edited it by hand): no previous state; the next patch repairs it.
-  if (parsed.state !== 'ok') return failing;
-  for (const entry of parsed.report.rules) if (entry.status === 'fail') failing.set(entry.rule, entry.severity);
-  return failing;
+  if (parsed.state !== 'ok') return warned;
+  for (const entry of parsed.report.rules) if (entry.status === 'fail' || entry.lastDecided === 'fail') warned.set(entry.rule, entry.severity);
+  return warned;
 }
 
 /** The `report` annotation read back (either version), with the defaults of version 2 filled in. */
@@ -188,7 +203,7 @@ function isRuleEntry(entry: unknown): entry is RuleEntry {
   const e = entry as Partial<RuleEntry> | null;
   return typeof e?.rule === 'string' && STATUSES.includes(e.status as FindingStatus)
     && SEVERITIES.includes(e.severity as Severity) && (e.category === undefined || typeof e.category === 'string')
-    && (e.observed === undefined || typeof e.observed === 'string');
+    && (e.observed === undefined || typeof e.observed === 'string') && (e.lastDecided === undefined || e.lastDecided === 'fail');
 }
 
 function countsOf(value: unknown): Record<FindingStatus, number> | undefined {

@@ -3,7 +3,8 @@
 // appears in this Node's status.volumesAttached (as the watches observed both). A new name goes to
 // the pod bound earliest that still waits for one; a pod stops waiting when its containers start
 // (an NFS or other no-attach volume never adds a name, so it yields no sample), or when it is deleted.
-import { SampleWindow, capMap } from './window.ts';
+// The samples are over a time window, as the start-up figures (window.ts).
+import { DEFAULT_MAX_SAMPLES, DEFAULT_WINDOW_MS, TimedWindow, capMap } from './window.ts';
 import { byCodePoint } from '../order.ts';
 
 interface Waiting {
@@ -17,12 +18,12 @@ export class AttachLatencyTracker {
   private readonly settled = new Map<string, true>();
   private known: Set<string> | undefined;
   private readonly maxWaiting: number;
-  readonly window: SampleWindow;
-  /** Driver (CSI) or plugin of each sample's volume, most recent last; as bounded as the window. */
-  private readonly lastDrivers: string[] = [];
+  readonly window: TimedWindow;
+  /** Driver (CSI) or plugin of each sample's volume, by the sample's slot in the window. */
+  private readonly sampleDrivers: string[] = [];
 
-  constructor(windowSize = 1000, maxWaiting = 2000) {
-    this.window = new SampleWindow(windowSize);
+  constructor(windowMs = DEFAULT_WINDOW_MS, maxSamples = DEFAULT_MAX_SAMPLES, maxWaiting = 2000) {
+    this.window = new TimedWindow(maxSamples, windowMs);
     this.maxWaiting = maxWaiting;
   }
 
@@ -63,9 +64,8 @@ export class AttachLatencyTracker {
       const uid = this.earliestWaiting();
       if (uid === undefined) continue;
       const w = this.waiting.get(uid) as Waiting;
-      this.window.push(Math.max(0, now - w.boundAt));
-      this.lastDrivers.push(driverOf(name));
-      if (this.lastDrivers.length > this.window.capacity) this.lastDrivers.shift();
+      const slot = this.window.push(now, Math.max(0, now - w.boundAt));
+      if (slot >= 0) this.sampleDrivers[slot] = driverOf(name);
       w.remaining -= 1;
       if (w.remaining <= 0) { this.waiting.delete(uid); this.settle(uid); }
     }
@@ -76,10 +76,13 @@ export class AttachLatencyTracker {
     capMap(this.settled, this.maxWaiting);
   }
 
-  /** Distinct drivers of the sampled attaches, most frequent first. */
-  drivers(): string[] {
+  /** Distinct drivers of the attaches in the window at `now`, most frequent first. */
+  drivers(now: number): string[] {
     const counts = new Map<string, number>();
-    for (const d of this.lastDrivers) counts.set(d, (counts.get(d) ?? 0) + 1);
+    for (const slot of this.window.slots(now)) {
+      const d = this.sampleDrivers[slot] as string;
+      counts.set(d, (counts.get(d) ?? 0) + 1);
+    }
     return [...counts].sort((a, b) => b[1] - a[1] || byCodePoint(a[0], b[0])).map(([d]) => d);
   }
 

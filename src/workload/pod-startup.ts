@@ -2,17 +2,21 @@
 // (pod-milestones.ts): the total from the API's creationTimestamp to Ready *received* (what a user
 // sees), the kubelet's phases from its own stamps where its writes came late (or the pod was listed
 // after they happened), and the status write's wait between its Ready stamp and the API showing it.
-// Pods already Ready when first seen are not new: skipped.
+// Pods already Ready when first seen are not new: skipped. Each figure is over a time window (the
+// agent's --startup-window): a sample counts from when its pod was received Ready until it is older
+// than the window, so a node that starts no pod for a while has no figure rather than an old one.
 import { STARTUP_FIGURES, type PhaseSummary, type StartupFigure } from './snapshot.ts';
 import type { PodView } from './pod-view.ts';
 import { happenedAt, noteReached, startupTimes, type Marks } from './pod-milestones.ts';
-import { SampleWindow, capMap } from './window.ts';
+import { DEFAULT_MAX_SAMPLES, DEFAULT_WINDOW_MS, TimedWindow, capMap } from './window.ts';
 
 export interface StartupOptions {
   /** Wall clock in ms (injectable for tests). */
   now(): number;
-  /** Samples kept per figure. */
-  windowSize?: number;
+  /** How far back a figure reaches (ms; Infinity: every sample). */
+  windowMs?: number;
+  /** Samples kept per figure at most: beyond it, the newest of the window's. */
+  maxSamples?: number;
   /** Pods remembered at once (in flight and finished, until deleted); the oldest are forgotten beyond it. */
   maxTracked?: number;
   onPhase?(figure: StartupFigure, seconds: number): void;
@@ -27,11 +31,11 @@ interface Tracked {
 export class PodStartupTracker {
   private readonly opts: Required<Omit<StartupOptions, 'onPhase'>> & Pick<StartupOptions, 'onPhase'>;
   private readonly pods = new Map<string, Tracked>();
-  readonly windows: Record<StartupFigure, SampleWindow>;
+  readonly windows: Record<StartupFigure, TimedWindow>;
 
   constructor(opts: StartupOptions) {
-    this.opts = { windowSize: 1000, maxTracked: 2000, ...opts };
-    this.windows = Object.fromEntries(STARTUP_FIGURES.map((p) => [p, new SampleWindow(this.opts.windowSize)])) as Record<StartupFigure, SampleWindow>;
+    this.opts = { windowMs: DEFAULT_WINDOW_MS, maxSamples: DEFAULT_MAX_SAMPLES, maxTracked: 2000, ...opts };
+    this.windows = Object.fromEntries(STARTUP_FIGURES.map((p) => [p, new TimedWindow(this.opts.maxSamples, this.opts.windowMs)])) as Record<StartupFigure, TimedWindow>;
   }
 
   get tracked(): number {
@@ -64,16 +68,18 @@ export class PodStartupTracker {
 
   summary(figure: StartupFigure): PhaseSummary {
     const w = this.windows[figure];
-    return { samples: w.size, p50Ms: round(w.percentile(50)), p99Ms: round(w.percentile(99)) };
+    const now = this.opts.now();
+    return { samples: w.size(now), p50Ms: round(w.percentile(50, now)), p99Ms: round(w.percentile(99, now)), overflowed: w.overflowed(now) };
   }
 
   private finish(tracked: Tracked): void {
     tracked.done = true;
     const times = startupTimes(tracked.marks, tracked.createdAt);
     if (!times) return;
+    const at = this.opts.now();
     for (const figure of STARTUP_FIGURES) {
       const ms = times[figure];
-      this.windows[figure].push(ms);
+      this.windows[figure].push(at, ms);
       this.opts.onPhase?.(figure, ms / 1000);
     }
   }

@@ -1,6 +1,6 @@
 // What the agent's watch caches know at scan time, as plain data: the collector that turns it into
 // facts imports only this type, so the scan stays free of API clients and the agent of rules.
-import type { KubeletMetricsView } from './kubelet-view.ts';
+import type { KubeletConfigView, KubeletMetricsView } from './kubelet-view.ts';
 
 export const STARTUP_PHASES = ['scheduling', 'initialization', 'creation', 'readiness', 'total'] as const;
 export type StartupPhase = (typeof STARTUP_PHASES)[number];
@@ -11,10 +11,13 @@ export type StartupPhase = (typeof STARTUP_PHASES)[number];
 export const STARTUP_FIGURES = [...STARTUP_PHASES, 'statusDelay'] as const;
 export type StartupFigure = (typeof STARTUP_FIGURES)[number];
 
+/** One figure over the window: its samples then, their p50 and p99 (null: none). */
 export interface PhaseSummary {
   samples: number;
   p50Ms: number | null;
   p99Ms: number | null;
+  /** More samples fell in the window than it keeps: the figure covers the newest of them. */
+  overflowed: boolean;
 }
 
 export interface CsiDriverInfo {
@@ -35,6 +38,8 @@ export interface WorkloadSnapshot {
   unsynced: Partial<Record<WatchedPart, string>>;
   /** Node.status.nodeInfo.kubeletVersion as last seen on the Node watch ("v1.31.2"); null until seen or when malformed. */
   kubeletVersion: string | null;
+  /** Node.status.nodeInfo.containerRuntimeVersion ("containerd://2.1.4"); null until seen or when malformed. */
+  containerRuntimeVersion: string | null;
   /** Node.status.volumesAttached[].name and volumesInUse, as last seen on the Node watch. */
   volumesAttached: string[];
   volumesInUse: string[];
@@ -42,10 +47,14 @@ export interface WorkloadSnapshot {
   csiDrivers: Record<string, CsiDriverInfo>;
   /** spec.drivers[].name of this node's CSINode; null when the node has none. */
   csiNodeDrivers: string[] | null;
-  attach: { samples: number; p50Ms: number | null; p90Ms: number | null; windowSize: number; drivers: string[] };
+  /** How far back the start-up and attach figures reach (--startup-window), and how many samples each keeps at most. */
+  window: { ms: number; maxSamples: number };
+  attach: { samples: number; p50Ms: number | null; p90Ms: number | null; overflowed: boolean; drivers: string[] };
   startup: Record<StartupFigure, PhaseSummary>;
   /** Pods tracked now (started and waiting ones); bounded. */
   trackedPods: number;
   /** The agent's read of this node's kubelet /metrics just before the scan; absent: not read. */
   kubelet?: KubeletMetricsView;
+  /** The agent's read of this node's kubelet /configz just before the scan; absent: not read. */
+  kubeletConfig?: KubeletConfigView;
 }

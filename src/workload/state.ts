@@ -5,12 +5,16 @@ import { podView } from './pod-view.ts';
 import { PodStartupTracker } from './pod-startup.ts';
 import { STARTUP_FIGURES, WATCHED_PARTS, type CsiDriverInfo, type StartupFigure, type WatchedPart, type WorkloadSnapshot } from './snapshot.ts';
 import type { Obj } from '../kube/objects.ts';
+import { DEFAULT_MAX_SAMPLES, DEFAULT_WINDOW_MS } from './window.ts';
 
 
 export interface WorkloadStateOptions {
   nodeName: string;
   now?: () => number;
-  windowSize?: number;
+  /** How far back the start-up and attach figures reach (the agent's --startup-window; default 1h; Infinity: all). */
+  windowMs?: number;
+  /** Samples each figure keeps at most (default 1000). */
+  maxSamples?: number;
   maxTracked?: number;
   onPhase?(figure: StartupFigure, seconds: number): void;
 }
@@ -23,11 +27,13 @@ export class WorkloadState {
   readonly startup: PodStartupTracker;
   readonly attach: AttachLatencyTracker;
   private readonly now: () => number;
+  private readonly window: WorkloadSnapshot['window'];
   private readonly drivers = new Map<string, CsiDriverInfo>();
   private csiNodeDrivers: string[] | null = null;
   private volumesAttached: string[] = [];
   private volumesInUse: string[] = [];
   private kubeletVersion: string | null = null;
+  private containerRuntimeVersion: string | null = null;
   private readonly settled = new Set<WatchedPart>();
   private readonly waiters: (() => void)[] = [];
   /** resourceVersion of the last pod delivered (tests wait on it). */
@@ -40,11 +46,12 @@ export class WorkloadState {
   constructor(opts: WorkloadStateOptions) {
     this.nodeName = opts.nodeName;
     this.now = opts.now ?? Date.now;
-    const windowSize = opts.windowSize ?? 1000;
+    this.window = { ms: opts.windowMs ?? DEFAULT_WINDOW_MS, maxSamples: opts.maxSamples ?? DEFAULT_MAX_SAMPLES };
+    const maxTracked = opts.maxTracked ?? 2000;
     this.startup = new PodStartupTracker({
-      now: this.now, windowSize, maxTracked: opts.maxTracked ?? 2000, onPhase: opts.onPhase,
+      now: this.now, windowMs: this.window.ms, maxSamples: this.window.maxSamples, maxTracked, onPhase: opts.onPhase,
     });
-    this.attach = new AttachLatencyTracker(windowSize, opts.maxTracked ?? 2000);
+    this.attach = new AttachLatencyTracker(this.window.ms, this.window.maxSamples, maxTracked);
   }
 
   /** A watch listed (reason undefined) or failed (its reason stays until the next list). */
@@ -104,10 +111,12 @@ export class WorkloadState {
       this.volumesAttached = [];
       this.volumesInUse = [];
       this.kubeletVersion = null;
+      this.containerRuntimeVersion = null;
       return this.attach.nodeGone();
     }
     const status = (node as Obj | undefined)?.status as Obj | undefined;
     this.kubeletVersion = kubeletVersionOf(status?.nodeInfo?.kubeletVersion);
+    this.containerRuntimeVersion = runtimeVersionOf(status?.nodeInfo?.containerRuntimeVersion);
     const names = (list: unknown, pick: (x: any) => unknown): string[] =>
       Array.isArray(list) ? list.map(pick).filter((n): n is string => typeof n === 'string').slice(0, MAX_VOLUME_NAMES) : [];
     this.volumesAttached = names(status?.volumesAttached, (v) => v?.name);
@@ -135,15 +144,21 @@ export class WorkloadState {
 
   snapshot(): WorkloadSnapshot {
     const w = this.attach.window;
+    const now = this.now();
     return {
       nodeName: this.nodeName,
       unsynced: { ...this.unsynced },
       kubeletVersion: this.kubeletVersion,
+      containerRuntimeVersion: this.containerRuntimeVersion,
       volumesAttached: [...this.volumesAttached],
       volumesInUse: [...this.volumesInUse],
       csiDrivers: Object.fromEntries(this.drivers),
       csiNodeDrivers: this.csiNodeDrivers === null ? null : [...this.csiNodeDrivers],
-      attach: { samples: w.size, p50Ms: roundOrNull(w.percentile(50)), p90Ms: roundOrNull(w.percentile(90)), windowSize: w.capacity, drivers: this.attach.drivers() },
+      window: { ...this.window },
+      attach: {
+        samples: w.size(now), p50Ms: roundOrNull(w.percentile(50, now)), p90Ms: roundOrNull(w.percentile(90, now)),
+        overflowed: w.overflowed(now), drivers: this.attach.drivers(now),
+      },
       startup: Object.fromEntries(STARTUP_FIGURES.map((p) => [p, this.startup.summary(p)])) as WorkloadSnapshot['startup'],
       trackedPods: this.startup.tracked,
     };
@@ -157,4 +172,9 @@ function roundOrNull(ms: number | null): number | null {
 /** The kubelet's own version report, if it looks like one ("v1.31.2", "v1.30.2+k3s1"); anything else is dropped. */
 export function kubeletVersionOf(value: unknown): string | null {
   return typeof value === 'string' && /^v?\d{1,3}\.\d{1,4}\.\d{1,4}(?:[-+][0-9A-Za-z.+-]{1,40})?$/.test(value) ? value : null;
+}
+
+/** The runtime's own report ("containerd://2.1.4", "cri-o://1.30.1"), if it looks like one; anything else is dropped. */
+export function runtimeVersionOf(value: unknown): string | null {
+  return typeof value === 'string' && /^[a-z][a-z0-9.-]{0,20}:\/\/v?\d{1,3}\.\d{1,4}(?:\.\d{1,4})?(?:[-+~][0-9A-Za-z.+~-]{1,40})?$/.test(value) ? value : null;
 }

@@ -44,6 +44,9 @@ describe('the agent command against the stand-in', { concurrency: true }, () => 
     const bad = await cli(['agent', '--kubeconfig', kubeconfig, '--node-name', 'worker-1', '--interval', '5 minutes']);
     assert.equal(bad.code, 2);
     assert.match(bad.err, /--interval "5 minutes" is not a duration; use e\.g\. 30s, 5m/);
+    const window = await cli(['agent', '--kubeconfig', kubeconfig, '--node-name', 'worker-1', '--interval', '10m', '--startup-window', '5m']);
+    assert.equal(window.code, 2);
+    assert.match(window.err, /--startup-window 5m is shorter than --interval 10m: .*set --startup-window to at least 10m/);
     const noNode = await cli(['agent', '--kubeconfig', kubeconfig]);
     assert.match(noNode.err, /pass --node-name NAME or set NODE_NAME/);
     const addr = await cli(['agent', '--kubeconfig', kubeconfig, '--node-name', 'w', '--metrics-addr', 'nope']);

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { MAX_RETRY_AFTER_MS, TokenBucket, backoffDelay, jittered, retryDelay } from '../../src/kube/backoff.ts';
 import { KubeError, parseRetryAfter } from '../../src/kube/errors.ts';
 import { transitions } from '../../src/publish/events.ts';
-import { failingRulesOnNode, renderAnnotations } from '../../src/wire/annotations.ts';
+import { warnedRulesOnNode, renderAnnotations } from '../../src/wire/annotations.ts';
 import { finding, report, seedReport } from '../helpers/reports.ts';
 
 test('token bucket: burst passes at once, then one request per 1/qps seconds', () => {
@@ -40,13 +40,13 @@ test('Retry-After (seconds or date) wins over a shorter backoff, and is bounded'
 test('transitions come from the annotations on the Node: new failures warn, fixes resolve, unknown is silent', () => {
   const before = seedReport();
   const onNode = renderAnnotations(before);
-  assert.deepEqual(transitions(failingRulesOnNode(onNode), before), []);
+  assert.deepEqual(transitions(warnedRulesOnNode(onNode), before), []);
   const after = report([
     finding('etcd-fsync-latency', 'unknown'),
     finding('kernel-tick-rate', 'pass', { observed: 'CONFIG_HZ=1000' }),
     finding('new-rule', 'fail', { severity: 'critical', remediation: { summary: 'do it', text: 'do it', commands: ['sysctl -w x=1'] } }),
   ]);
-  const got = transitions(failingRulesOnNode(onNode), after);
+  const got = transitions(warnedRulesOnNode(onNode), after);
   assert.deepEqual(got.map((e) => [e.type, e.reason, e.ruleId]), [
     ['Warning', 'TuningRecommendation', 'new-rule'],
     ['Normal', 'TuningResolved', 'cpu-governor'],

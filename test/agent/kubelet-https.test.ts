@@ -193,7 +193,7 @@ describe('the agent reads its kubelet\'s /metrics over HTTPS with its token (rea
       assert.match(refused.text, /^node_tuning_advisor_kubelet_metrics_read\{result="tls"\} 1$/m);
       assert.doesNotMatch(refused.text, /^node_tuning_advisor_kubelet_pod_start_p99_seconds\{/m, 'no p99: unknown');
       assert.ok(refused.logs.some((l) => /certificate is not signed by --kubelet-ca-file: pass its signing CA \(or, knowing the risk, --kubelet-insecure-tls\)/.test(l)), refused.logs.join('\n'));
-      assertUnknownWith(refused.report, 'tls', /^Cannot tell whether this applies: pods the kubelet timed: the kubelet's certificate is not signed by --kubelet-ca-file: pass its signing CA \(or, knowing the risk, --kubelet-insecure-tls\) \(UNABLE_TO_VERIFY_LEAF_SIGNATURE\)\.$/);
+      assertUnknownWith(refused.report, 'tls', /^Cannot decide: pods the kubelet timed: the kubelet's certificate is not signed by --kubelet-ca-file: pass its signing CA \(or, knowing the risk, --kubelet-insecure-tls\) \(UNABLE_TO_VERIFY_LEAF_SIGNATURE\)\.$/);
       assert.equal(refused.line, `UNKN ${RULE}: pods the kubelet timed: the kubelet's certificate is not signed by --kubelet-ca-file: pass its signing CA`,
         'the Node\'s findings line (kubectl describe node) names the fix');
       const cluster = await agentUntil({}, /kubelet_metrics_read\{result="tls"\} 1/, (l) => /UNKN .*the cluster CA/.test(l ?? ''));
@@ -224,7 +224,7 @@ describe('the agent reads its kubelet\'s /metrics over HTTPS with its token (rea
       assert.match(text, /^node_tuning_advisor_kubelet_metrics_read\{result="forbidden"\} 1$/m);
       assert.doesNotMatch(text, /^node_tuning_advisor_kubelet_pod_start_p99_seconds\{/m, 'no p99: unknown');
       assert.ok(logs.some((l) => /not read \(https:.*\), its start-up p99 is unknown: HTTP 403: the agent's ClusterRole lacks get nodes\/metrics/.test(l)), logs.join('\n'));
-      assertUnknownWith(report, 'forbidden', /^Cannot tell whether this applies: pods the kubelet timed: HTTP 403: the agent's ClusterRole lacks get nodes\/metrics \(the kubelet's SubjectAccessReview denied it; manifests\/base\/rbac.yaml grants it\)\.$/);
+      assertUnknownWith(report, 'forbidden', /^Cannot decide: pods the kubelet timed: HTTP 403: the agent's ClusterRole lacks get nodes\/metrics \(the kubelet's SubjectAccessReview denied it; manifests\/base\/rbac.yaml grants it\)\.$/);
       assert.equal(line, `UNKN ${RULE}: pods the kubelet timed: HTTP 403: the agent's ClusterRole lacks get nodes/metrics`, 'the Node\'s findings line (kubectl describe node)');
     } finally {
       await cp.must('PUT', '/apis/rbac.authorization.k8s.io/v1/clusterroles/node-tuning-advisor', { ...role, metadata: { ...role.metadata, resourceVersion: undefined } });

@@ -110,7 +110,7 @@ test('seed 001 scripted: bound, attached 11 s later, containers start: attach la
   const phases = { scheduling: [500, 900], initialization: [0, 200], creation: [1_000, 17_300], readiness: [0, 500], total: [1_900, 18_500] };
   for (const [phase, [low, high]] of Object.entries(phases)) {
     const w = c.state.startup.windows[phase as 'total'];
-    assert.deepEqual([w.percentile(1), w.percentile(100)], [low, high], phase);
+    assert.deepEqual([w.percentile(1, c.clock.now), w.percentile(100, c.clock.now)], [low, high], phase);
   }
 
   await until('a report with the attach sample', () => finding(c.reports.at(-1), 'volume-attach')?.status === 'fail');
@@ -178,10 +178,10 @@ test('watch expiry (410) mid-start-up: the pods are re-listed and the pod is cou
   await attach(c, T0 + 4_000, [csiName(LONGHORN, 'pvc-x')]);
   c.clock.now = T0 + 5_000;
   c.server.pods.upsert(podObject('x', { ...p, scheduledAt: T0, initializedAt: T0, startedAt: T0 + 5_000, readyAt: T0 + 5_000 }));
-  await until('the re-listed pod', () => c.state.startup.windows.total.size === 1);
+  await until('the re-listed pod', () => c.state.startup.windows.total.size(c.clock.now) === 1);
   assert.equal(c.server.count('GET', '/api/v1/pods', (r) => r.path === '/api/v1/pods' && r.query.get('watch') !== 'true'), 2, 'LIST again after 410');
   assert.equal(c.state.snapshot().attach.p50Ms, 4_000);
-  assert.equal(c.state.startup.windows.total.percentile(100), 5_500);
+  assert.equal(c.state.startup.windows.total.percentile(100, c.clock.now), 5_500);
   await new Promise((r) => setTimeout(r, 100));
   assert.equal(c.state.startup.windows.total.total, 1, 'later events for the finished pod add nothing');
 });

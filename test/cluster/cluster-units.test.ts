@@ -130,7 +130,7 @@ describe('node table', () => {
   it('wraps a long node name, its roles and its failing rules inside their columns instead of cutting them', () => {
     const name = 'ip-10-0-113-27.eu-west-1.compute.internal';
     const rows = [{ metadata: { name, labels: { 'node-role.kubernetes.io/control-plane': '', 'node-role.kubernetes.io/etcd': '' },
-      annotations: renderAnnotations(report(['etcd-fsync-latency', 'etcd-wal-fsync', 'etcd-disk-rotational', 'kernel-tick-rate'].map((id) => finding(id, 'fail')))) } }].map(nodeRow);
+      annotations: renderAnnotations(report(['etcd-fsync-latency', 'etcd-wal-fsync', 'etcd-disk-rotational', 'kernel-tick-rate'].map((id) => finding(id, 'fail')))) } }].map((n) => nodeRow(n));
     const lines = nodeLines(rows, 80);
     for (const line of lines) assert.ok([...line].length <= 80, line);
     assert.equal(lines.join(' ').includes('…'), false);

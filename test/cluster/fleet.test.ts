@@ -6,8 +6,10 @@ import { PassThrough } from 'node:stream';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { FleetTally, MAX_EXAMPLES } from '../../src/cluster/fleet.ts';
-import { failingRules, nodeRow, slimRow, worstFirst, type NodeRow } from '../../src/cluster/nodes.ts';
+import { failingRules, isStale, nodeRow, slimRow, worstFirst, type NodeRow } from '../../src/cluster/nodes.ts';
 import { REPORT_KEY } from '../../src/wire/annotations.ts';
+import { judge, scoreImpact } from '../../src/report/score.ts';
+import { finding } from '../helpers/reports.ts';
 import { TopN } from '../../src/cluster/top.ts';
 import { selectorString } from '../../src/cluster/workloads.ts';
 import { parse } from 'yaml';
@@ -17,9 +19,10 @@ const RULES = ['kernel-tick-rate', 'cpu-governor', 'etcd-fsync-latency', 'tuned-
 const SEVERITY = { 'kernel-tick-rate': 'warning', 'cpu-governor': 'warning', 'etcd-fsync-latency': 'critical', 'tuned-profile': 'info' } as const;
 
 const rowArb: fc.Arbitrary<Omit<NodeRow, 'name'>> = fc.oneof(
-  { weight: 8, arbitrary: fc.record({ score: fc.integer({ min: 0, max: 100 }), failing: fc.subarray([...RULES]), roles: fc.subarray(['control-plane', 'worker', 'infra'], { minLength: 1 }) })
-    .map(({ score, failing, roles }) => ({
-      roles, agent: 'ok' as const,
+  { weight: 8, arbitrary: fc.record({ score: fc.integer({ min: 0, max: 100 }), failing: fc.subarray([...RULES]), roles: fc.subarray(['control-plane', 'worker', 'infra'], { minLength: 1 }),
+    heartbeat: fc.constantFrom('current', 'stale', 'unknown') })
+    .map(({ score, failing, roles, heartbeat }) => ({
+      roles, agent: 'ok' as const, heartbeat: { state: heartbeat, reason: heartbeat },
       report: {
         schemaVersion: 1, score, grade: score >= 90 ? 'A' as const : score >= 80 ? 'B' as const : score >= 70 ? 'C' as const : score >= 60 ? 'D' as const : 'F' as const,
         counts: { pass: 1, fail: failing.length, unknown: 0, 'not-applicable': 0 }, omitted: 0,
@@ -41,12 +44,16 @@ describe('FleetTally: the fold equals the computation over the whole list', () =
       const rest = sorted.slice(limit);
       assert.equal(tally.rest().reduce((n, g) => n + g.count, 0), rest.length, 'every other node in one group');
       for (const group of tally.rest()) {
-        const members = rest.filter((r) => r.agent === group.agent && r.report?.grade === group.grade
-          && (r.agent !== 'ok' || failingRules(r).map((e) => e.rule).sort().join() === group.failing.join()));
+        const members = rest.filter((r) => r.agent === group.agent && r.report?.grade === group.grade && isStale(r) === (group.stale === true)
+          && (r.agent !== 'ok' || isStale(r) || failingRules(r).map((e) => e.rule).sort().join() === group.failing.join()));
         assert.equal(group.count, members.length, group.text);
       }
-      const reporting = rows.filter((r) => r.agent === 'ok');
+      // Stale reports are counted apart and in nothing else; an unknown heartbeat counts as current.
+      const reporting = rows.filter((r) => r.agent === 'ok' && !isStale(r));
+      assert.equal(tally.summary.stale, rows.filter(isStale).length);
       assert.equal(tally.summary.withAgent, reporting.length);
+      const ranks = tally.worstRows().map((r) => (r.agent === 'ok' ? (isStale(r) ? 1 : 0) : 2));
+      assert.deepEqual(ranks, [...ranks].sort(), 'current reports first, then stale ones, then the rest');
       assert.equal(tally.summary.noAgent, rows.filter((r) => r.agent === 'none').length);
       for (const line of tally.fleet()) {
         const failing = reporting.filter((r) => failingRules(r).some((e) => e.rule === line.rule));
@@ -72,7 +79,9 @@ describe('FleetTally: the fold equals the computation over the whole list', () =
     for (let i = 0; i < 4812; i++) tally.add(row(`a-${i}`, 100, []));
     tally.add(row('b-1', 85, ['kernel-tick-rate']));
     tally.add({ name: 'c-1', roles: ['worker'], agent: 'none' });
-    assert.deepEqual(tally.rest().map((g) => g.text), ['1 node grade B, failing kernel-tick-rate', '4 812 nodes grade A, no failing rule', '1 node without agent (no report annotation)']);
+    tally.add({ ...row('d-1', 40, ['kernel-tick-rate']), heartbeat: { state: 'stale', reason: 'x' } });
+    assert.deepEqual(tally.rest().map((g) => g.text), ['1 node grade B, failing kernel-tick-rate', '4 812 nodes grade A, no failing rule',
+      '1 node stale (no heartbeat from the agent), last published grade B', '1 node without agent (no report annotation)']);
     assert.equal(tally.fleet()[0]?.text, 'kernel-tick-rate on 1/4 813 worker nodes');
   });
 });
@@ -158,5 +167,26 @@ describe('a workload\'s selector as a labelSelector query', () => {
       const result = selectorString(garbage);
       if ('selector' in result) assert.match(result.selector, /^[A-Za-z0-9_./,=!() -]+$/);
     }));
+  });
+});
+
+describe('report orders nodes by what fails on them, then score: unknown never outranks broken', () => {
+  const row = (name: string, entries: { rule: string; status: 'fail' | 'unknown'; severity: 'info' | 'warning' | 'critical' }[]): NodeRow => {
+    const findings = entries.map((e) => finding(e.rule, e.status, { severity: e.severity, scoreImpact: scoreImpact(e.status, e.severity, 3) }));
+    const judged = judge(findings);
+    const counts = { pass: 5, fail: findings.filter((f) => f.status === 'fail').length, unknown: findings.filter((f) => f.status === 'unknown').length, 'not-applicable': 0 };
+    return { name, roles: ['worker'], agent: 'ok', report: { schemaVersion: 2, score: judged.score, grade: judged.grade, counts, omitted: 0, rules: entries.map((e) => ({ ...e })) } };
+  };
+  it('2 failing infos and 9 unknowns rank below the node that breached the SLO; a critical first', () => {
+    const unreadable = row('mostly-unknown', [
+      { rule: 'image-pull-serialized', status: 'fail', severity: 'info' }, { rule: 'etcd-events-split', status: 'fail', severity: 'info' },
+      ...Array.from({ length: 9 }, (_, i) => ({ rule: `unknown-${i}`, status: 'unknown' as const, severity: 'critical' as const })),
+    ]);
+    const slo = row('slo-breached', [{ rule: 'pod-startup-slo', status: 'fail', severity: 'warning' }]);
+    const critical = row('etcd-slow', [{ rule: 'etcd-fsync-latency', status: 'fail', severity: 'critical' }]);
+    const clean = row('clean', []);
+    assert.deepEqual([clean, unreadable, slo, critical].sort(worstFirst).map((r) => r.name), ['etcd-slow', 'slo-breached', 'mostly-unknown', 'clean']);
+    assert.ok((unreadable.report?.score ?? 0) > (slo.report?.score ?? 100), 'unknowns take no points');
+    assert.deepEqual([clean.report?.grade, slo.report?.grade, critical.report?.grade], ['A', 'B', 'F']);
   });
 });

@@ -3,7 +3,8 @@
 // 001), a CSI driver whose provisioner logs client-side throttling (seed 002), logs fetched by the
 // real kube-apiserver from the test playing the kubelet. Run with the README's ClusterRole, which
 // must be exactly what `report` reads: each permission in it is used, and without it the checks
-// that need it say why instead of passing.
+// that need it say why instead of passing; and the readers' Role for the heartbeat Leases, without
+// which no node is called stale and the report says why.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -12,6 +13,7 @@ import path from 'node:path';
 import { parse } from 'yaml';
 import type { ClusterReport } from '../../src/cluster/report.ts';
 import { REPORT_KEY } from '../../src/wire/annotations.ts';
+import { DEFAULT_AGENT_NAMESPACE, DEFAULT_HEARTBEAT_MS, heartbeatLease, heartbeatSpec } from '../../src/wire/heartbeat.ts';
 import { auditArgs, describeRequests, type AuditLog } from '../helpers/audit.ts';
 import { runCli } from '../helpers/cli.ts';
 import { ControlPlane, realServerTier } from '../helpers/control-plane.ts';
@@ -25,12 +27,9 @@ import { REPO } from '../helpers/manifests.ts';
 const SEED_001 = 'tekton-rwo-without-affinity-assistant';
 const NFS_NS = 'csi-nfs';
 const NFS_SA = 'csi-nfs-controller-sa';
-
-/** The workload with its pods running as `serviceAccount`. */
-function withServiceAccount(workload: any, serviceAccount: string): any {
-  return { ...workload, spec: { ...workload.spec, template: { ...workload.spec.template, spec: { ...workload.spec.template.spec, serviceAccountName: serviceAccount } } } };
-}
 const REPORTER = 'ci-reporter';
+/** The README's ClusterRole without the readers' heartbeat Role. */
+const NO_HEARTBEATS = 'without-heartbeats';
 const token = (user: string) => `token-${user}-0123456789abcdef`;
 type Rule = { apiGroups: string[]; resources: string[]; verbs: string[] };
 type Permission = { group: string; resource: string; verb: string };
@@ -42,6 +41,11 @@ async function readmeReportRules(): Promise<Rule[]> {
   const block = /```yaml\n([\s\S]*?)```/.exec(section)?.[1];
   assert.ok(block, 'README has the RBAC block for report');
   return parse(block).rules;
+}
+
+/** The workload with its pods running as `serviceAccount`. */
+function withServiceAccount(workload: any, serviceAccount: string): any {
+  return { ...workload, spec: { ...workload.spec, template: { ...workload.spec.template, spec: { ...workload.spec.template.spec, serviceAccountName: serviceAccount } } } };
 }
 
 const permissions = (rules: Rule[]): Permission[] => rules.flatMap((r) => r.apiGroups.flatMap((group) => r.resources.flatMap((resource) => r.verbs.map((verb) => ({ group, resource, verb })))));
@@ -56,6 +60,14 @@ describe('report: cluster checks on a real kube-apiserver', realServerTier(), ()
   let granted: Permission[];
   const kubeconfigs = new Map<string, string>();
 
+  /** The readers' Role for the heartbeat Leases (manifests/readers), bound to `user`. */
+  async function bindHeartbeats(user: string): Promise<void> {
+    await cp.must('POST', '/apis/rbac.authorization.k8s.io/v1/namespaces/node-tuning-advisor/rolebindings', {
+      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: user },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'node-tuning-advisor-reader-heartbeats' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
+    });
+  }
+
   async function bind(user: string, rules: Rule[]): Promise<void> {
     await cp.must('POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: user }, rules });
     await cp.must('POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
@@ -69,7 +81,7 @@ describe('report: cluster checks on a real kube-apiserver', realServerTier(), ()
     tmp = await mkdtemp(path.join(tmpdir(), 'nta-report-'));
     const rules = await readmeReportRules();
     granted = permissions(rules);
-    const users = [REPORTER, ...granted.map(userFor)];
+    const users = [REPORTER, ...granted.map(userFor), NO_HEARTBEATS];
     const auditing = await auditArgs(tmp, users);
     audit = auditing.log;
     [cp, kubelet] = await Promise.all([
@@ -78,7 +90,11 @@ describe('report: cluster checks on a real kube-apiserver', realServerTier(), ()
     ]);
     await bind(REPORTER, rules);
     for (const p of granted) await bind(userFor(p), without(granted, p));
+    await bind(NO_HEARTBEATS, rules);
     await buildFleet(cp, kubelet, { workers: 3, appNamespaces: 1, appsPerNamespace: 1, podsPerApp: 2, daemonSets: false, pipelineRuns: 2, noAgentEvery: 2, unreadableEvery: 3 });
+    const readers = await cp.kubectl(['apply', '-k', path.join(REPO, 'manifests/readers')]);
+    assert.equal(readers.code, 0, readers.stderr);
+    for (const user of [REPORTER, ...granted.map(userFor)]) await bindHeartbeats(user);
     // A second CSI driver, as a StatefulSet, whose resizer's log the kubelet cannot serve. Outside
     // kube-system, so trusted by its ServiceAccount's ClusterRoleBinding (csi-driver-nfs's
     // deploy/rbac-csi-nfs.yaml: csi-nfs-controller-sa, nfs-csi-provisioner-binding).
@@ -163,6 +179,20 @@ describe('report: cluster checks on a real kube-apiserver', realServerTier(), ()
     }
   });
 
+  test('without the readers\' heartbeat Role: the report is printed, no node is stale, every heartbeat unknown with the reason', async () => {
+    const { out, json, requests } = await report(NO_HEARTBEATS, '--output', 'json');
+    assert.equal(out.stderr, '');
+    assert.equal(requests.filter((r) => r.code === 403).map((r) => r.path).join(), '/apis/coordination.k8s.io/v1/namespaces/node-tuning-advisor/leases');
+    assert.match(json?.summary.heartbeats?.problem ?? '', /^heartbeats not read: HTTP 403: .* \(report needs list on leases in node-tuning-advisor: manifests\/readers\)$/);
+    assert.equal(json?.summary.stale, 0);
+    const annotated = json?.nodes.filter((n) => n.agent !== 'none') ?? [];
+    assert.ok(annotated.length > 0 && annotated.every((n) => n.heartbeat?.state === 'unknown'), JSON.stringify(annotated.map((n) => n.heartbeat)));
+    assert.deepEqual((await report(REPORTER, '--output', 'json')).json?.nodes.filter((n) => n.agent !== 'none').map((n) => n.heartbeat?.state),
+      annotated.map(() => 'current'), 'with it: each agent\'s heartbeat, current');
+    const table = await report(NO_HEARTBEATS, '--fail-on', 'never');
+    assert.match(table.out.stdout.replace(/\n {2}/g, ' '), /^heartbeats not read: HTTP 403: .*: no node is marked stale$/m);
+  });
+
   test('the table fits the piped 100 columns: nodes worst first, "no agent", "unreadable", failing rules by role', async () => {
     const { out } = await report(REPORTER, '--all');
     const lines = out.stdout.split('\n');
@@ -192,6 +222,11 @@ describe('report: cluster checks on a real kube-apiserver', realServerTier(), ()
       ']}',
     ].join('\n');
     await cp.must('POST', '/api/v1/nodes', nodeObject('worker-old', 99, { annotations: { [REPORT_KEY]: v1 } }));
+    // Agents of the previous release renew no heartbeat: until the rollout reaches its node, it shows stale.
+    const stale = (await report(REPORTER, '-o', 'json', '--fail-on', 'never')).json?.nodes.find((n) => n.name === 'worker-old');
+    assert.equal(stale?.heartbeat?.state, 'stale');
+    await cp.must('POST', `/apis/coordination.k8s.io/v1/namespaces/${DEFAULT_AGENT_NAMESPACE}/leases`,
+      heartbeatLease('worker-old', DEFAULT_AGENT_NAMESPACE, heartbeatSpec('worker-old', DEFAULT_HEARTBEAT_MS, Date.now()), undefined));
     try {
       const { json } = await report(REPORTER, '-o', 'json', '--fail-on', 'never');
       const old = json?.nodes.find((n) => n.name === 'worker-old');
@@ -206,6 +241,7 @@ describe('report: cluster checks on a real kube-apiserver', realServerTier(), ()
       assert.match(table.out.stdout, /^worker-old +worker +80 +B +cpu-governor$/m);
     } finally {
       await cp.must('DELETE', '/api/v1/nodes/worker-old');
+      await cp.must('DELETE', `/apis/coordination.k8s.io/v1/namespaces/${DEFAULT_AGENT_NAMESPACE}/leases/worker-old`);
     }
   });
 

@@ -27,6 +27,7 @@ const B = 'agent-b';
 const HOST = path.join(REPO, 'test/fixtures/hosts/seed-000-before');
 const INTERVAL_S = 2;
 const FOREIGN = { label: ['topology.kubernetes.io/zone', 'z1'], annotation: ['example.com/owner', 'team-a'] } as const;
+const LEASES = '/apis/coordination.k8s.io/v1/namespaces/node-tuning-advisor/leases';
 const WATCHED = ['/api/v1/nodes', '/api/v1/pods', '/apis/storage.k8s.io/v1/csidrivers', '/apis/storage.k8s.io/v1/csinodes'];
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -80,8 +81,9 @@ describe('the bundled agent on a real kube-apiserver', realServerTier(), () => {
     await createReadyNode(cp, B);
     identity = await agentIdentity(cp, A, tmp);
     run = await daemonSetRun(cp, 'node-tuning-advisor', { node: A, hostRoot: HOST, rulesDir: path.join(tmp, 'rules'), kubeconfig: identity.kubeconfig });
-    // The DaemonSet's 5 min interval, shortened so the test sees several cycles.
-    run.args = [...run.args.filter((a) => !a.startsWith('--interval=')), `--interval=${INTERVAL_S}s`, '--startup-jitter=1ms'];
+    // The DaemonSet's 5 min interval, shortened so the test sees several cycles; the heartbeat (5 min)
+    // lengthened so that its renewals (test/e2e/liveness.test.ts) fall outside the writes counted here.
+    run.args = [...run.args.filter((a) => !a.startsWith('--interval=')), `--interval=${INTERVAL_S}s`, '--startup-jitter=1ms', '--heartbeat=1h'];
   });
   after(async () => {
     await agent?.stop();
@@ -113,17 +115,19 @@ describe('the bundled agent on a real kube-apiserver', realServerTier(), () => {
     assert.deepEqual(requests.filter((r) => r.code >= 400), []);
   });
 
-  test('first publish: exactly one PATCH of its Node and one Event per failing rule, every request granted', async () => {
+  test('first publish: exactly one PATCH of its Node and one Event per failing rule, then its heartbeat Lease; every request granted', async () => {
     const since = Date.now();
     agent = startAgent();
-    await until('the first publish', async () => (await agentRequests(since)).filter((r) => r.verb === 'create').length >= failing.length, 30_000, explain(since));
-    await agent.waitForCycles(2); // the first publish and a further cycle: nothing more may be sent
+    await until('the first publish and the heartbeat', async () => (await agentRequests(since)).filter((r) => r.verb === 'create').length >= failing.length + 1, 30_000, explain(since));
+    await agent.waitForCycles(agent.cycles + 1); // a further cycle: nothing more may be sent
     const requests = await agentRequests(since);
     const writes = requests.filter(isWrite);
     assert.deepEqual(writes.map((r) => `${r.verb} ${r.path}`), [
       `patch /api/v1/nodes/${A}`, ...failing.map(() => 'create /api/v1/namespaces/default/events'),
+      `create ${LEASES}`,
     ], describeRequests(requests));
-    assert.deepEqual(requests.filter((r) => r.code >= 400), [], 'every request the agent needs is granted');
+    // The heartbeat's one GET at start finds no Lease yet (404): it creates it.
+    assert.deepEqual(requests.filter((r) => r.code >= 400).map((r) => `${r.verb} ${r.path} ${r.code}`), [`get ${LEASES}/${A} 404`], 'every request the agent needs is granted');
     assert.equal(writes[0]?.code, 200);
     assert.deepEqual(await ownAnnotations(cp, A), expected, 'the Node carries what --dry-run said');
     const entries = ((await cp.must('GET', `/api/v1/nodes/${A}`)).metadata.managedFields as any[]).filter((m) => m.manager === AGENT_FIELD_MANAGER);
@@ -160,7 +164,7 @@ describe('the bundled agent on a real kube-apiserver', realServerTier(), () => {
     assert.equal(shownEvents.length, failing.length, printed.slice(eventsAt).join('\n'));
   });
 
-  test('a restart with nothing changed writes nothing', async () => {
+  test('a restart with nothing changed writes nothing (its heartbeat, renewed within the period, neither)', async () => {
     assert.equal(await agent?.stop(), 0, 'SIGTERM: exit 0');
     const since = Date.now();
     agent = startAgent();

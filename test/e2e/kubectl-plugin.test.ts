@@ -14,7 +14,7 @@ import { promisify } from 'node:util';
 import { parse } from 'yaml';
 import { ControlPlane, realServerTier } from '../helpers/control-plane.ts';
 import { fixtureHost } from '../helpers/fixtures.ts';
-import { createReadyNode } from '../helpers/kube-objects.ts';
+import { createReadyNode, ensureNamespace } from '../helpers/kube-objects.ts';
 import { requireTool, toolPath } from '../helpers/tools.ts';
 
 const run = promisify(execFile);
@@ -165,8 +165,11 @@ describe('kubectl node-tuning, installed from npm pack into a clean prefix', rea
   test('kubectl node-tuning describe NODE: --kubeconfig, --context, $KUBECONFIG, -o json|yaml, and the terminal view', async (t) => {
     const kubectl = toolPath('kubectl') ?? requireTool(t, 'kubectl', 'kubernetes-client');
     if (!kubectl) return;
+    // The agents' namespace, where its --once renews its heartbeat: the node is current, not stale.
+    await ensureNamespace(cp, 'node-tuning-advisor');
     const agent = await sh('node-tuning-advisor', ['agent', '--kubeconfig', cp.kubeconfig, '--node-name', NODE, '--host-root', fixtureHost('seed-000-before'), '--once']);
     assert.equal(agent.code, 0, agent.stderr);
+    assert.doesNotMatch(agent.stderr, /heartbeat .*failed/);
 
     // Every read below at once: none writes.
     const [wrongContext, view, json, yamlRun, noContext, missing] = await Promise.all([
@@ -223,7 +226,7 @@ describe('kubectl node-tuning, installed from npm pack into a clean prefix', rea
     assert.match(misplaced.stderr, /scan reads this machine, not a cluster, so --kubeconfig does not apply/);
     const unknown = await sh(kubectl, ['node-tuning', 'nodes']);
     assert.equal(unknown.code, 2);
-    assert.match(unknown.stderr, /unknown command "nodes": use report, describe NODE, scan, explain RULE or measure pod-startup/);
+    assert.match(unknown.stderr, /unknown command "nodes": use report, describe NODE, scan, explain RULE, measure pod-startup or cleanup/);
     // measure is in the packed bundle too; its checks run before anything is created.
     const measure = await sh(kubectl, ['node-tuning', 'measure', 'pod-startup', '--node', 'no-such-node', '--context', 'admin@envtest'], { KUBECONFIG: kubeconfig });
     assert.equal(measure.code, 2, measure.stderr);

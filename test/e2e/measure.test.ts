@@ -113,14 +113,18 @@ describe('measure pod-startup on a real control plane: the test plays the kubele
         const phase = (name: string) => c.phases.find((p: any) => p.phase === name);
         t.diagnostic(c.phases.map((p: any) => `${p.phase} ${p.before.p50Ms}→${p.after.p50Ms} ms ${p.verdict}`).join('; '));
         // Initialization and scheduling carry the live bind (a fraction of a second either way): not judged here.
-        assert.deepEqual(['creation', 'total', 'readiness'].map((p) => phase(p).verdict), ['improved', 'improved', 'improved']);
+        assert.deepEqual(['creation', 'total'].map((p) => phase(p).verdict), ['improved', 'improved']);
+        // Readiness 1 s → 0 at p99: improved while 1 s is at least 10 % of the ~9 s total before, noise on a machine that made it longer.
+        const readiness = phase('readiness');
+        assert.equal(readiness.verdict, readiness.withinNoise.p99 ? 'unchanged' : 'improved', JSON.stringify({ readiness, floor: c.noiseFloor }));
         assert.equal(phase('creation').p50ChangePct, -75, 'creation p50 4 s → 1 s');
         assert.deepEqual(c.facts.filter((f: any) => f.changed === true).map((f: any) => f.fact).sort(), [
           'controllerManager.kubeAPIBurst', 'controllerManager.kubeAPIQPS', 'kernel.hz', 'kubelet.kubeAPIBurst', 'kubelet.kubeAPIQPS', 'scheduler.kubeAPIBurst', 'scheduler.kubeAPIQPS',
         ]);
         assert.deepEqual(c.caveats, []);
         const text = renderComparisonText(compareMeasurements(await readMeasurement(path.join(tmp, 'before.json')), second.json), 'before.json', 200);
-        assert.match(text, /creation +4\.00 s → 1\.00 s +-75% .* improved/);
+        assert.match(text, /^creation +p50 +4\.00 s → 1\.00 s +-3\.00 s -75% +improved$/m);
+        assert.match(text, /^Noise: a change under 100 ms or under 10 % of the total \(p50 [\d.]+ m?s, p99 [\d.]+ m?s here\) counts as unchanged/m);
         assert.match(text, /Changed between the runs: CONFIG_HZ 250 → 1000; kubelet QPS\/burst 50\/100 → 150\/200; scheduler QPS\/burst 50\/100 → 150\/200; controller-manager QPS\/burst 20\/30 → 150\/200/);
         await cleanedUp(cp, second.json.namespace);
       }),

@@ -18,7 +18,8 @@ import { AgentProcess, buildApp } from '../helpers/bundled-agent.ts';
 import { ControlPlane, realServerTier } from '../helpers/control-plane.ts';
 import { createReadyNode } from '../helpers/kube-objects.ts';
 import { BASE, REPO } from '../helpers/manifests.ts';
-import { AGENT_FIELD_MANAGER, agentIdentity, applyKustomization, daemonSetRun } from '../helpers/shipped.ts';
+import { heartbeatLease, heartbeatSpec } from '../../src/wire/heartbeat.ts';
+import { AGENT_FIELD_MANAGER, AGENT_NAMESPACE, agentIdentity, applyKustomization, daemonSetRun } from '../helpers/shipped.ts';
 
 const REPORTER = 'ci-reporter';
 const TOKEN = 'report-e2e-token-0123456789abcdef';
@@ -59,7 +60,8 @@ describe('report over Nodes the bundled agent annotated, on a real kube-apiserve
     // The readers' roles as shipped, bound as their kustomization's comment says.
     for (const args of [['apply', '-k', READERS],
       ['create', 'clusterrolebinding', 'nta-reader', '--clusterrole=node-tuning-advisor-reader', `--user=${REPORTER}`],
-      ['-n', 'default', 'create', 'rolebinding', 'nta-reader', '--role=node-tuning-advisor-reader-events', `--user=${REPORTER}`]]) {
+      ['-n', 'default', 'create', 'rolebinding', 'nta-reader', '--role=node-tuning-advisor-reader-events', `--user=${REPORTER}`],
+      ['-n', 'node-tuning-advisor', 'create', 'rolebinding', 'nta-reader', '--role=node-tuning-advisor-reader-heartbeats', `--user=${REPORTER}`]]) {
       const done = await cp.kubectl(args);
       assert.equal(done.code, 0, `kubectl ${args.join(' ')}: ${done.stderr}`);
     }
@@ -105,6 +107,7 @@ describe('report over Nodes the bundled agent annotated, on a real kube-apiserve
         continue;
       }
       assert.equal(row?.agent, 'ok', name);
+      assert.equal(row?.heartbeat?.state, 'current', `${name}: its agent's --once renewed its heartbeat (5 min, current for 15)`);
       for (const [key, value] of Object.entries(annotation)) assert.deepEqual((row?.report as any)?.[key], value, `${name}: ${key} is what the Node carries`);
       assert.deepEqual(row?.roles, name.startsWith('cp-') ? ['control-plane'] : ['worker']);
     }
@@ -137,10 +140,11 @@ describe('report over Nodes the bundled agent annotated, on a real kube-apiserve
     const can = async (...args: string[]) => (await cp.kubectl(['auth', 'can-i', `--as=${REPORTER}`, ...args])).stdout.trim();
     for (const denied of [['get', 'secrets', '-A'], ['list', 'secrets', '-n', 'default'], ['patch', 'nodes'], ['create', 'pods', '-n', 'default'],
       ['delete', 'pods', '-n', 'default'], ['list', 'events', '-n', 'kube-system'], ['create', 'events', '-n', 'default'], ['create', 'pods', '--subresource=exec', '-n', 'default'],
-      ['update', 'configmaps', '-n', 'default'], ['watch', 'nodes']]) {
+      ['update', 'configmaps', '-n', 'default'], ['watch', 'nodes'], ['list', 'leases', '-n', 'kube-node-lease'], ['patch', 'leases', '-n', 'node-tuning-advisor']]) {
       assert.equal(await can(...denied), 'no', denied.join(' '));
     }
-    for (const granted of [['list', 'nodes'], ['get', 'nodes'], ['get', 'pods', '--subresource=log', '-n', 'kube-system'], ['list', 'events', '-n', 'default']]) {
+    for (const granted of [['list', 'nodes'], ['get', 'nodes'], ['get', 'pods', '--subresource=log', '-n', 'kube-system'], ['list', 'events', '-n', 'default'],
+      ['list', 'leases', '-n', 'node-tuning-advisor'], ['get', 'leases', '-n', 'node-tuning-advisor']]) {
       assert.equal(await can(...granted), 'yes', granted.join(' '));
     }
   });
@@ -177,6 +181,10 @@ describe('report over Nodes the bundled agent annotated, on a real kube-apiserve
       const patch = await cp.request('PATCH', `/api/v1/nodes/${node}?fieldManager=${AGENT_FIELD_MANAGER}`,
         { metadata: { annotations: { [REPORT_KEY]: forgedReport(`f${node.slice(-1)}-`) } } }, { token: identity.token, contentType: 'application/merge-patch+json' });
       assert.equal(patch.status, 200, JSON.stringify(patch.body).slice(0, 300));
+      // And a heartbeat, as the policy lets it: its forged report is current, not stale.
+      const lease = heartbeatLease(node, AGENT_NAMESPACE, heartbeatSpec(node, 5 * 60_000, Date.now()), undefined);
+      const beat = await cp.request('POST', `/apis/coordination.k8s.io/v1/namespaces/${AGENT_NAMESPACE}/leases`, lease, { token: identity.token });
+      assert.equal(beat.status, 201, JSON.stringify(beat.body).slice(0, 300));
     }
     const carried = await published();
     const fakeIds = new Set(forged.flatMap((n) => carried.get(n).rules.map((r: any) => r.rule as string)));

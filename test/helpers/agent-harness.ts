@@ -28,6 +28,8 @@ export function runAgent(
     nodeName?: string;
     /** Default 3 s: the stand-in answers at once, but a loaded CI machine can take a while; tests of hung requests pass 500. */
     requestTimeoutMs?: number;
+    /** The heartbeat Lease (none unless given). */
+    heartbeat?: { periodMs: number; namespace: string };
   } = {},
 ): RunningAgent {
   const logs: string[] = [];
@@ -36,6 +38,7 @@ export function runAgent(
   agent = wireAgent({
     kubeconfig, nodeName: opts.nodeName ?? 'worker-1', log: (line) => logs.push(line), metrics: opts.metrics, dryRunOut: opts.dryRunOut,
     ...(opts.workload ? { workload: opts.workload } : {}),
+    ...(opts.heartbeat ? { heartbeat: opts.heartbeat } : {}),
     limiter: new TokenBucket(1000, 1000), requestTimeoutMs: opts.requestTimeoutMs ?? 3_000,
     agent: { ...FAST, ...opts.agent },
     scan: async (cluster) => {

@@ -136,6 +136,11 @@ export class ControlPlane {
     return cp;
   }
 
+  /** The PID of a running component (kube-apiserver, etcd, …), for tools that check its command line. */
+  pidOf(name: string): number | undefined {
+    return this.components.get(name)?.child.pid;
+  }
+
   /** Stops every component this instance started (clients first, etcd last) and removes its dir. */
   /**
    * The end of a suite: every component at once with SIGKILL (their state is thrown away; a graceful

@@ -56,6 +56,8 @@ function removeAtExit(dir: string): void {
 export class FakeApiServer {
   readonly requests: RecordedRequest[] = [];
   readonly events: Obj[] = [];
+  /** Leases (the agent's heartbeat) by "namespace/name": GET, merge PATCH, POST. */
+  readonly leases = new Map<string, Obj>();
   /** ConfigMaps, Pods (+ logs), PVCs, StorageClasses, CSIDrivers, PipelineRuns: see fake-collections.ts. */
   readonly collections = new FakeCollections();
   private readonly nodes = new Map<string, Obj>();
@@ -257,6 +259,8 @@ export class FakeApiServer {
     if (nodeMatch && method === 'GET') return this.withNode(nodeMatch[1] as string, res, (node) => send(res, 200, node));
     if (nodeMatch && method === 'PATCH') return this.patchNode(nodeMatch[1] as string, contentType, body, res);
     if (eventsPost && method === 'POST') return this.createEvent(eventsPost[1] as string, body as Obj, res);
+    const lease = /^\/apis\/coordination\.k8s\.io\/v1\/namespaces\/([^/]+)\/leases(?:\/([^/]+))?$/.exec(path);
+    if (lease) return this.routeLease(method, lease[1] as string, lease[2], body as Obj, res);
     if (method === 'GET' && (path === '/api/v1/events' || /^\/api\/v1\/namespaces\/[^/]+\/events$/.test(path))) {
       return send(res, 200, { kind: 'EventList', apiVersion: 'v1', metadata: { resourceVersion: String(this.rv) }, items: this.matchEvents(url) });
     }
@@ -335,6 +339,25 @@ export class FakeApiServer {
     const stored = { ...event, metadata: { ...event.metadata, namespace, uid: `ev-${this.events.length}`, resourceVersion: this.nextRv() } };
     this.events.push(stored);
     send(res, 201, stored);
+  }
+
+  private routeLease(method: string, namespace: string, name: string | undefined, body: Obj, res: ServerResponse): void {
+    const key = `${namespace}/${name ?? body?.metadata?.name}`;
+    const stored = this.leases.get(key);
+    if (method === 'POST' && name === undefined) {
+      if (stored) return send(res, 409, status(409, 'AlreadyExists', `leases.coordination.k8s.io "${body?.metadata?.name}" already exists`));
+      const created = { ...body, metadata: { ...body.metadata, namespace, resourceVersion: this.nextRv() } };
+      this.leases.set(key, created);
+      return send(res, 201, created);
+    }
+    if (name === undefined || !stored || !['GET', 'PATCH'].includes(method)) {
+      return send(res, 404, status(404, 'NotFound', `leases.coordination.k8s.io "${name ?? ''}" not found`));
+    }
+    if (method === 'GET') return send(res, 200, stored);
+    const patched = mergePatch(stored, body) as Obj;
+    patched.metadata.resourceVersion = this.nextRv();
+    this.leases.set(key, patched);
+    send(res, 200, patched);
   }
 
   private matchEvents(url: URL): Obj[] {

@@ -4,11 +4,14 @@
 // agent, some with a broken annotation); app Deployments with their pods; optionally a kube-proxy
 // and a CSI node DaemonSet with a pod on every node; a CSI driver's controller Deployment whose
 // provisioner logs client-side throttling; Tekton (CRD, feature flags, controller, PipelineRuns).
+// Each node with annotations also has its agent's heartbeat Lease, renewed as the fleet is built
+// (current for 15 min), in the agents' namespace node-tuning-advisor.
 // The test plays the kubelet: a few pods are marked Running and their logs served by KubeletLogs.
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { REPORT_KEY } from '../../src/wire/annotations.ts';
+import { DEFAULT_AGENT_NAMESPACE, DEFAULT_HEARTBEAT_MS, heartbeatLease, heartbeatSpec } from '../../src/wire/heartbeat.ts';
 import { loadRuleSet } from '../../src/rules/rule-set.ts';
 import { THROTTLE_LINES } from './cluster-fixture.ts';
 import type { ControlPlane } from './control-plane.ts';
@@ -92,6 +95,7 @@ async function workloadWithPods(cp: ControlPlane, ns: string, kind: 'Deployment'
 
 async function createNodes(cp: ControlPlane, kubelet: KubeletLogs, spec: FleetSpec, concurrency: number): Promise<string[]> {
   const rules = await nodeRules();
+  await namespace(cp, DEFAULT_AGENT_NAMESPACE);
   const names = [...CONTROL_PLANE_NODES, ...Array.from({ length: spec.workers }, (_, i) => workerName(i + 1))];
   await inParallel(names, concurrency, async (name, i) => {
     const controlPlane = i < CONTROL_PLANE_NODES.length;
@@ -100,6 +104,10 @@ async function createNodes(cp: ControlPlane, kubelet: KubeletLogs, spec: FleetSp
     const broken = !controlPlane && spec.unreadableEvery && worker % spec.unreadableEvery === 0;
     const annotations = none ? {} : broken ? { [REPORT_KEY]: '{"schemaVersion":1,"score":"high"' } : agentAnnotations(i, controlPlane, rules);
     await ensure(cp, '/api/v1/nodes', nodeObject(name, i, { controlPlane, annotations, kubeletStatus: kubelet.nodeStatus() }));
+    if (!none) {
+      const lease = heartbeatLease(name, DEFAULT_AGENT_NAMESPACE, heartbeatSpec(name, DEFAULT_HEARTBEAT_MS, Date.now()), undefined);
+      await ensure(cp, `/apis/coordination.k8s.io/v1/namespaces/${DEFAULT_AGENT_NAMESPACE}/leases`, lease);
+    }
   });
   return names;
 }

@@ -25,6 +25,9 @@ export function metricNames(expr: string): string[] {
 export async function exportedSeriesNames(): Promise<Set<string>> {
   const metrics = createAgentMetrics('0.0.0-test');
   metrics.setReport(seedReport(), 0.1, Date.now());
+  // The heartbeat's timestamp joins with the first renewal.
+  metrics.setHeartbeatPeriod(300);
+  metrics.heartbeatRenewed(Date.now());
   const names = new Set<string>();
   for (const m of await metrics.registry.getMetricsAsJSON()) {
     const type = String(m.type);

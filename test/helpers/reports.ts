@@ -1,5 +1,6 @@
 // Report objects shaped exactly like src/report/types.ts, for publisher tests.
 import type { Finding, FindingStatus, Report } from '../../src/report/types.ts';
+import { judge } from '../../src/report/score.ts';
 
 export function finding(ruleId: string, status: FindingStatus, overrides: Partial<Finding> = {}): Finding {
   return {
@@ -23,14 +24,12 @@ export function finding(ruleId: string, status: FindingStatus, overrides: Partia
 export function report(findings: Finding[], overrides: Partial<Report> = {}): Report {
   const counts = { pass: 0, fail: 0, unknown: 0, 'not-applicable': 0 };
   for (const f of findings) counts[f.status] += 1;
-  const score = Math.max(0, 100 - findings.reduce((sum, f) => sum + f.scoreImpact, 0));
   return {
     schemaVersion: 1,
     node: 'worker-1',
     generatedAt: '2026-12-01T00:00:00.000Z',
     hostRoot: '/',
-    score,
-    grade: score >= 90 ? 'A' : score >= 80 ? 'B' : score >= 70 ? 'C' : score >= 60 ? 'D' : 'F',
+    ...judge(findings),
     counts,
     findings,
     facts: {

@@ -88,10 +88,11 @@ export interface LocalRun {
  * The agent container of the DaemonSet `name` as the server holds it: its args with the pod's paths
  * replaced by local ones (--host-root, --rules from the mounted ConfigMaps, --metrics-addr on loopback),
  * its env with the downward-API values filled in as the kubelet would, and its ConfigMaps written to `rulesDir` (the
- * rules) and `rulesDir-<volume>` (the others).
+ * rules) and `rulesDir-<volume>` (the others). `namespace`: where the DaemonSet is (a Helm release's namespace).
  */
-export async function daemonSetRun(cp: ControlPlane, name: string, local: { node: string; hostRoot: string; rulesDir: string; kubeconfig: string }): Promise<LocalRun> {
-  const ds = await cp.must('GET', `/apis/apps/v1/namespaces/${AGENT_NAMESPACE}/daemonsets/${name}`);
+export async function daemonSetRun(cp: ControlPlane, name: string, local: { node: string; hostRoot: string; rulesDir: string; kubeconfig: string; namespace?: string }): Promise<LocalRun> {
+  const namespace = local.namespace ?? AGENT_NAMESPACE;
+  const ds = await cp.must('GET', `/apis/apps/v1/namespaces/${namespace}/daemonsets/${name}`);
   const spec = ds.spec.template.spec;
   const container = spec.containers.find((c: { name: string }) => c.name === 'agent');
   // Each ConfigMap volume (the rules; the optional overrides) as the kubelet would mount it: its
@@ -102,7 +103,7 @@ export async function daemonSetRun(cp: ControlPlane, name: string, local: { node
     const dir = mounted.size === 0 ? local.rulesDir : `${local.rulesDir}-${volume.name}`;
     mounted.set(mountPath, dir);
     await mkdir(dir, { recursive: true });
-    const res = await cp.request('GET', `/api/v1/namespaces/${AGENT_NAMESPACE}/configmaps/${volume.configMap.name}`);
+    const res = await cp.request('GET', `/api/v1/namespaces/${namespace}/configmaps/${volume.configMap.name}`);
     if (res.status === 404 && volume.configMap.optional) continue;
     if (res.status !== 200) throw new Error(`configmap ${volume.configMap.name}: HTTP ${res.status}`);
     for (const [file, text] of Object.entries((res.body.data ?? {}) as Record<string, string>)) await writeFile(path.join(dir, file), text);
@@ -121,7 +122,7 @@ export async function daemonSetRun(cp: ControlPlane, name: string, local: { node
   for (const e of container.env ?? []) {
     if (e.value !== undefined) env[e.name] = e.value;
     else if (e.valueFrom?.fieldRef?.fieldPath === 'spec.nodeName') env[e.name] = local.node;
-    else if (e.valueFrom?.fieldRef?.fieldPath === 'metadata.namespace') env[e.name] = AGENT_NAMESPACE;
+    else if (e.valueFrom?.fieldRef?.fieldPath === 'metadata.namespace') env[e.name] = namespace;
     else throw new Error(`env ${e.name}: the test does not know how to fill ${JSON.stringify(e.valueFrom)}`);
   }
   // Outside a pod the in-cluster config is not there: the kubeconfig carries the pod's token instead.

@@ -17,6 +17,10 @@ import { BASE, DISTRIBUTIONS, type K8sObject, PROMETHEUS_OVERLAY, REPO, kustomiz
 import { requireTool } from '../helpers/tools.ts';
 
 const withoutNamespace = (objects: K8sObject[]) => sortedObjects(objects.filter((o) => o.kind !== 'Namespace'));
+/** The uninstall's cleanup (templates/cleanup.yaml, written by hand): a Helm hook and its identity, which no kustomization has. */
+const isCleanup = (o: K8sObject) => (o.metadata as { labels?: Record<string, string> }).labels?.['app.kubernetes.io/component'] === 'cleanup';
+/** The render as the kustomizations can have it: the cleanup's objects left out. */
+const kustomizable = (objects: K8sObject[]) => sortedObjects(objects.filter((o) => !isCleanup(o)));
 
 async function setup(t: import('node:test').TestContext): Promise<{ render: Render; kubectl: string } | undefined> {
   const kubectl = requireTool(t, 'kubectl', 'kubectl');
@@ -30,10 +34,10 @@ test('default values: the objects of `kubectl kustomize manifests/` but the Name
   if (!ready) return;
   assert.deepEqual([...CHART_DISTRIBUTIONS].sort(), [...DISTRIBUTIONS].sort(), 'a value per distribution overlay');
   const rendered = await ready.render();
-  assert.deepEqual(sortedObjects(rendered.objects), withoutNamespace(kustomize(ready.kubectl, BASE)));
+  assert.deepEqual(kustomizable(rendered.objects), withoutNamespace(kustomize(ready.kubectl, BASE)));
   for (const distribution of DISTRIBUTIONS) {
     const built = withoutNamespace(kustomize(ready.kubectl, path.join(REPO, 'manifests/overlays', distribution)));
-    const chart = sortedObjects((await ready.render({ set: [`distribution=${distribution}`] })).objects);
+    const chart = kustomizable((await ready.render({ set: [`distribution=${distribution}`] })).objects);
     assert.deepEqual(chart, built, `distribution=${distribution} renders overlays/${distribution}`);
   }
   // NOTES.txt's verify commands are docs/deploy.md's "3. Verify" ones, as written there.
@@ -48,11 +52,11 @@ test('prometheusOperator.enabled: the prometheus-operator overlay; with distribu
   const ready = await setup(t);
   if (!ready) return;
   const operator = await ready.render({ set: ['prometheusOperator.enabled=true'] });
-  assert.deepEqual(sortedObjects(operator.objects), withoutNamespace(kustomize(ready.kubectl, PROMETHEUS_OVERLAY)));
+  assert.deepEqual(kustomizable(operator.objects), withoutNamespace(kustomize(ready.kubectl, PROMETHEUS_OVERLAY)));
   // The combination docs/deploy.md shows: a kustomization of the kubeadm overlay and the component.
   const dir = await combined(t, 'overlays/kubeadm', 'components/prometheus-operator');
   const both = await ready.render({ set: ['prometheusOperator.enabled=true,distribution=kubeadm'] });
-  assert.deepEqual(sortedObjects(both.objects), withoutNamespace(kustomize(ready.kubectl, dir)));
+  assert.deepEqual(kustomizable(both.objects), withoutNamespace(kustomize(ready.kubectl, dir)));
 });
 
 /** A kustomization in a temp dir: `resources` one directory of manifests/, `components` one component of it. */
@@ -72,7 +76,7 @@ test('containerdConfig.mount=false: components/no-containerd-config on the base,
   if (!ready) return;
   for (const resource of ['.', 'overlays/kubespray']) {
     const set = resource === '.' ? ['containerdConfig.mount=false'] : ['containerdConfig.mount=false,distribution=kubespray'];
-    const chart = sortedObjects((await ready.render({ set })).objects);
+    const chart = kustomizable((await ready.render({ set })).objects);
     const built = withoutNamespace(kustomize(ready.kubectl, await combined(t, resource, 'components/no-containerd-config')));
     assert.deepEqual(chart, built, `${set.join(' ')} renders ${resource} + no-containerd-config`);
     const ds = chart.find((o) => o.kind === 'DaemonSet') as K8sObject;
@@ -85,6 +89,7 @@ test('image, pullPolicy, digest, operator labels, resources: each changes exactl
   if (!ready) return;
   const base = (await ready.render()).objects;
   const agent = 'DaemonSet/node-tuning-advisor.spec.template.spec.containers.0';
+  const job = 'Job/node-tuning-advisor-cleanup.spec.template.spec.containers.0';
   const changed = async (set: string[]) => {
     const objects = (await ready.render({ set })).objects;
     return { objects, paths: objectDifferences(base, objects) };
@@ -92,13 +97,13 @@ test('image, pullPolicy, digest, operator labels, resources: each changes exactl
   const ds = (objects: K8sObject[]) => objects.find((o) => o.kind === 'DaemonSet')!.spec.template.spec.containers[0];
 
   const image = await changed(['image.repository=registry.example.com/platform/node-tuning-advisor', 'image.tag=0.2.0', 'image.pullPolicy=Always']);
-  assert.deepEqual(image.paths, [`${agent}.image`, `${agent}.imagePullPolicy`]);
+  assert.deepEqual(image.paths, [`${agent}.image`, `${agent}.imagePullPolicy`, `${job}.image`, `${job}.imagePullPolicy`], 'the uninstall Job runs the agent\'s image');
   assert.equal(ds(image.objects).image, 'registry.example.com/platform/node-tuning-advisor:0.2.0');
   assert.equal(ds(image.objects).imagePullPolicy, 'Always');
 
   const digest = await changed(['image.digest=sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef']);
   assert.equal(ds(digest.objects).image, 'node-tuning-advisor@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef');
-  assert.equal(digest.paths.length, 1);
+  assert.deepEqual(digest.paths, [`${agent}.image`, `${job}.image`]);
 
   const resources = await changed(['resources.limits.memory=256Mi']);
   assert.deepEqual(resources.paths, [`${agent}.resources.limits.memory`]);
@@ -135,13 +140,39 @@ test('another release namespace: every object, subject and the policies\' servic
   };
   walk(objects);
   assert.deepEqual([...namespaces].sort(), ['default', namespace].sort());
-  assert.deepEqual(texts.filter((s) => s.includes('system:serviceaccount:')).map((s) => /system:serviceaccount:[^:']+:[^']+/.exec(s)?.[0]),
-    [`system:serviceaccount:${namespace}:node-tuning-advisor`, `system:serviceaccount:${namespace}:node-tuning-advisor`]);
+  // The agent's three policies and the cleanup's (the heartbeat's namespace check builds the name from request.namespace).
+  assert.deepEqual(texts.flatMap((s) => s.match(/system:serviceaccount:[^:']+:[^']+/g) ?? []).sort(),
+    [`system:serviceaccount:${namespace}:node-tuning-advisor`, `system:serviceaccount:${namespace}:node-tuning-advisor`,
+      `system:serviceaccount:${namespace}:node-tuning-advisor`, `system:serviceaccount:${namespace}:node-tuning-advisor-cleanup`]);
   for (const o of objects) {
     for (const s of o.subjects ?? []) assert.equal(s.namespace, namespace, `${o.kind}/${o.metadata.name} subject`);
   }
   assert.deepEqual(objects.filter((o) => o.metadata.namespace === 'default').map((o) => o.kind).sort(), ['Role', 'RoleBinding']);
   assert.match(notes, new RegExp(`kubectl -n ${namespace} rollout status`));
+});
+
+test('the uninstall cleanup: a pre-delete hook Job with the chart\'s image in the release namespace, its own identity; cleanupOnUninstall=false leaves it out', async (t) => {
+  const ready = await setup(t);
+  if (!ready) return;
+  const namespace = `nta-cleanup-${process.pid}`;
+  const { objects } = await ready.render({ namespace, set: ['image.repository=registry.example.com/nta,image.tag=0.9.0,imagePullSecrets[0].name=regcred'] });
+  const cleanup = objects.filter(isCleanup);
+  assert.deepEqual(cleanup.map((o) => o.kind).sort(), ['ClusterRole', 'ClusterRoleBinding', 'Job', 'Role', 'RoleBinding', 'ServiceAccount',
+    'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
+  const job = cleanup.find((o) => o.kind === 'Job') as K8sObject;
+  assert.deepEqual((job.metadata as { annotations?: unknown }).annotations, { 'helm.sh/hook': 'pre-delete', 'helm.sh/hook-delete-policy': 'before-hook-creation,hook-succeeded' });
+  const pod = job.spec.template.spec;
+  assert.equal(pod.serviceAccountName, 'node-tuning-advisor-cleanup');
+  assert.deepEqual(pod.imagePullSecrets, [{ name: 'regcred' }]);
+  assert.equal(pod.containers[0].image, 'registry.example.com/nta:0.9.0', 'the image of the agent');
+  assert.equal(pod.containers[0].image, (objects.find((o) => o.kind === 'DaemonSet') as K8sObject).spec.template.spec.containers[0].image);
+  assert.deepEqual(pod.containers[0].args, ['cleanup', `--agent-namespace=${namespace}`, '--revoke-agent-access']);
+  assert.ok(cleanup.filter((o) => o.kind !== 'ClusterRole' && o.kind !== 'ClusterRoleBinding' && !o.kind.startsWith('Validating')).every((o) => o.metadata.namespace === namespace));
+  const clusterRole = cleanup.find((o) => o.kind === 'ClusterRole') as K8sObject;
+  assert.deepEqual(clusterRole.rules.map((r: any) => `${r.resources}:${r.verbs}:${r.resourceNames ?? '*'}`), ['nodes:list,patch:*', 'clusterrolebindings:delete:node-tuning-advisor']);
+  const off = (await ready.render({ namespace, set: ['cleanupOnUninstall=false'] })).objects;
+  assert.deepEqual(off.filter(isCleanup), []);
+  await assert.rejects(ready.render({ namespace: 'kube-node-lease' }), /the release namespace kube-node-lease holds the kubelets' node Leases/);
 });
 
 /** The `helm install` commands of a doc's ```sh blocks (continuation lines joined, comments dropped), as words. */

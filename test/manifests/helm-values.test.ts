@@ -20,9 +20,18 @@ import { type K8sObject, REPO, configMapVolume } from '../helpers/manifests.ts';
 
 const agentPod = (objects: K8sObject[]) => objects.find((o) => o.kind === 'DaemonSet')!.spec.template;
 
-/** The leaf paths under the DaemonSet's pod template where `b` differs from `a`; any other object changed is named too. */
+/**
+ * The leaf paths under the DaemonSet's pod template where `b` differs from `a`; any other object changed
+ * is named too (but the uninstall Job's pull secrets, which follow the agent's: test/manifests/helm-render.test.ts).
+ */
 function podChanges(a: K8sObject[], b: K8sObject[]): string[] {
-  const others = (objects: K8sObject[]) => objects.filter((o) => o.kind !== 'DaemonSet');
+  const withoutJobSecrets = (o: K8sObject) => {
+    if (o.kind !== 'Job') return o;
+    const job = structuredClone(o);
+    delete job.spec.template.spec.imagePullSecrets;
+    return job;
+  };
+  const others = (objects: K8sObject[]) => objects.filter((o) => o.kind !== 'DaemonSet').map(withoutJobSecrets);
   const changed = leafDifferences(agentPod(a), agentPod(b));
   return [...changed, ...(isDeepStrictEqual(others(a), others(b)) ? [] : ['(another object)'])].sort();
 }
@@ -59,10 +68,10 @@ test('pull secrets, scheduling, priority, pod annotations, interval, extra flags
   assert.equal(priority.pod.spec.priorityClassName, 'system-node-critical');
   assert.deepEqual(priority.pod.metadata.annotations, { team: 'platform' });
 
-  const flags = await changed(['agent.interval=90s', 'agent.extraArgs={--kubelet-insecure-tls,--probe-interval=off}']);
+  const flags = await changed(['agent.interval=90s', 'agent.startupWindow=2h', 'agent.extraArgs={--kubelet-insecure-tls,--probe-interval=off}']);
   const args = flags.pod.spec.containers[0].args as string[];
-  assert.deepEqual(args.filter((a) => !(agentPod(base).spec.containers[0].args as string[]).includes(a)), ['--interval=90s', '--kubelet-insecure-tls', '--probe-interval=off']);
-  assert.ok(!args.includes('--interval=5m'));
+  assert.deepEqual(args.filter((a) => !(agentPod(base).spec.containers[0].args as string[]).includes(a)), ['--interval=90s', '--startup-window=2h', '--kubelet-insecure-tls', '--probe-interval=off']);
+  assert.ok(!args.includes('--interval=5m') && !args.includes('--startup-window=1h'));
   assert.deepEqual(args.slice(-2), ['--kubelet-insecure-tls', '--probe-interval=off'], 'extra flags after the chart\'s');
   for (const p of flags.paths) assert.match(p, /^spec\.containers\.0\.args\.\d+$/);
 });
@@ -84,6 +93,7 @@ test('values.schema.json: a misspelt or mistyped value fails the render as Helm 
   // Issue 37 item 7: an interval a timer cannot wait (over 576 h) is refused before it reaches the agent.
   for (const interval of ['1000h', '577h', '99999m']) await refused(`agent.interval=${interval}`, /- agent\.interval: Does not match pattern/);
   for (const interval of ['90s', '1h30m', '400h', '500ms']) await render({ set: [`agent.interval=${interval}`] });
+  await refused('agent.startupWindow=an hour', /- agent\.startupWindow: Does not match pattern/);
   await refused('agent.extraArgs={kubelet-insecure-tls}', /- agent\.extraArgs\.0: Does not match pattern '\^--\[a-z\]'/);
   await refused('imagePullSecrets[0].nmae=regcred', /- imagePullSecrets\.0: name is required/, /Additional property nmae is not allowed/);
   await refused('ruleOverrides[0].id=kernel-tick-rate,ruleOverrides[0].severity=urgent', /- ruleOverrides\.0\.severity: ruleOverrides\.0\.severity must be one of the following: "info", "warning", "critical"/);

@@ -22,7 +22,7 @@ const NOT_MOUNTED: Record<string, string> = {
   '/var/lib/rancher': 'k3s/rke2 data: tokens, keys and the datastore',
   '/var/snap/microk8s': 'MicroK8s only, and its credentials/ and certs/ hold tokens and keys: only current/args/ is mounted, by the microk8s overlay',
   '/var/lib/etcd': "etcd's data: every Secret of the cluster (only the probe overlay's subdirectory)",
-  '/etc/system-release-cpe': 'RHEL-only single file; the distribution comes from /usr/lib/os-release',
+  '/etc/system-release-cpe': 'Red Hat family single file (a missing one cannot be mounted harmlessly); TuneD matches system= against it only, so where a recommend rule needs it the recommendation is unknown, naming the file',
   '/etc/os-release': 'usually a symlink to /usr/lib/os-release, which is mounted with /usr',
   '/var/lib/dpkg': 'Debian-only package database; kubelet reports its version on the Node',
   '/dev': 'device numbers come from /sys/dev/block; no device node is opened',
@@ -33,9 +33,10 @@ const NOT_MOUNTED: Record<string, string> = {
 
 // nodes: list (not get) because the agent reads its Node through a list-watch; events: create only
 // (nothing patches Events), and only in "default" (a Role: kube-apiserver accepts Node Events there
-// and nowhere else); nodes/metrics: get only (the kubelet's /metrics, authorized by the kubelet with a
-// SubjectAccessReview; never nodes/proxy). test/manifests/rbac-usage.test.ts derives the used part from a real run.
-const expected = { nodes: ['list', 'patch', 'watch'], 'nodes/metrics': ['get'], pods: ['list', 'watch'],
+// and nowhere else); nodes/metrics and nodes/configz: get only (the kubelet's /metrics and /configz,
+// authorized by the kubelet with a SubjectAccessReview; never nodes/proxy, which allows exec too).
+// test/manifests/rbac-usage.test.ts derives the used part from a real run.
+const expected = { nodes: ['list', 'patch', 'watch'], 'nodes/metrics': ['get'], 'nodes/configz': ['get'], pods: ['list', 'watch'],
   csidrivers: ['get', 'list', 'watch'], csinodes: ['get', 'list', 'watch'] };
 
 function grantsOf(role: K8sObject): Record<string, string[]> {
@@ -44,7 +45,7 @@ function grantsOf(role: K8sObject): Record<string, string[]> {
     assert.equal(rule.resourceNames, undefined);
     assert.equal(rule.nonResourceURLs, undefined);
     for (const r of rule.resources) granted[r] = [...(granted[r] ?? []), ...rule.verbs].sort();
-    const groups = rule.resources.some((r: string) => r.startsWith('csi')) ? ['storage.k8s.io'] : [''];
+    const groups = rule.resources.some((r: string) => r.startsWith('csi')) ? ['storage.k8s.io'] : rule.resources.includes('leases') ? ['coordination.k8s.io'] : [''];
     assert.deepEqual(rule.apiGroups, groups);
   }
   return granted;
@@ -84,7 +85,7 @@ function checkPod(ds: K8sObject, probe: boolean): void {
   }
 }
 
-test('base: posture of the DaemonSet, and RBAC exactly nodes list/watch/patch, nodes/metrics get, pods list/watch, csi get/list/watch; events create in "default"', (t) => {
+test('base: posture of the DaemonSet, and RBAC exactly nodes list/watch/patch, nodes/metrics and nodes/configz get (no nodes/proxy), pods list/watch, csi get/list/watch; events create in "default"; leases get/create/patch in its namespace', (t) => {
   const objects = build(t, BASE);
   if (!objects) return;
   const [ds] = byKind(objects, 'DaemonSet');
@@ -93,11 +94,14 @@ test('base: posture of the DaemonSet, and RBAC exactly nodes list/watch/patch, n
   const clusterRoles = byKind(objects, 'ClusterRole');
   assert.equal(clusterRoles.length, 1);
   assert.deepEqual(grantsOf(clusterRoles[0] as K8sObject), expected);
+  assert.ok(!('nodes/proxy' in grantsOf(clusterRoles[0] as K8sObject)), 'never nodes/proxy: it allows every kubelet API, exec included');
   const roles = byKind(objects, 'Role');
-  assert.deepEqual(roles.map((r) => [r.metadata.namespace, grantsOf(r)]), [['default', { events: ['create'] }]]);
+  assert.deepEqual(roles.map((r) => [r.metadata.namespace, grantsOf(r)]),
+    [['default', { events: ['create'] }], ['node-tuning-advisor', { leases: ['create', 'get', 'patch'] }]]);
   const bindings = byKind(objects, 'RoleBinding');
+  const agent = [{ kind: 'ServiceAccount', name: 'node-tuning-advisor', namespace: 'node-tuning-advisor' }];
   assert.deepEqual(bindings.map((b) => [b.metadata.namespace, b.roleRef.name, b.subjects]),
-    [['default', roles[0]?.metadata.name, [{ kind: 'ServiceAccount', name: 'node-tuning-advisor', namespace: 'node-tuning-advisor' }]]]);
+    roles.map((r) => [r.metadata.namespace, r.metadata.name, agent]));
 });
 
 test('probe overlay: two DaemonSets, the probe one on control-plane nodes only with one writable hostPath', (t) => {

@@ -22,7 +22,9 @@ const PLANNED: Record<string, string> = {
  * Used at the kubelet, not at the API server (the kubelet asks the API server a SubjectAccessReview
  * in the agent's name): test/agent/kubelet-https.test.ts shows HTTP 200 with it and 403 without it.
  */
-const AT_KUBELET: Record<string, string> = { 'nodes/metrics get': "the kubelet's /metrics (start-up histograms)" };
+const AT_KUBELET: Record<string, string> = {
+  'nodes/metrics get': "the kubelet's /metrics (start-up histograms)", 'nodes/configz get': "the kubelet's /configz (its running configuration; test/e2e/kubelet-running-config.test.ts)",
+};
 
 /** "resource verb" for a cluster-wide request, "resource verb in NAMESPACE" for a namespaced one. */
 function grant(req: RecordedRequest): string {
@@ -50,9 +52,11 @@ test('the ClusterRole grants what the agent uses, plus only the planned grants, 
     if (scan >= 3) r.findings = r.findings.map((f) => (f.ruleId === 'kernel-tick-rate' ? finding(f.ruleId, 'pass') : f));
     return r;
   };
-  assert.equal(await runAgent(server.writeKubeconfig(), reportFor, { stopAfterScans: 5 }).result, 0);
+  // A heartbeat period shorter than the run: its GET at start, its create, then renewals.
+  assert.equal(await runAgent(server.writeKubeconfig(), reportFor, { stopAfterScans: 5, heartbeat: { periodMs: 50, namespace: 'node-tuning-advisor' } }).result, 0);
   const used = new Set(server.requests.map(grant));
   assert.ok(used.has('nodes patch') && used.has('events create in default'), `the run published: ${[...used].join(', ')}`);
+  assert.ok(['get', 'create', 'patch'].every((verb) => used.has(`leases ${verb} in node-tuning-advisor`)), `the heartbeat ran: ${[...used].join(', ')}`);
 
   const docs = parseAllDocuments(await readFile(path.join(REPO, 'manifests/base/rbac.yaml'), 'utf8')).map((d) => d.toJS());
   // A ClusterRole grants in every namespace; a Role only in its own (the agent's Events: "default").

@@ -18,8 +18,9 @@ test('the verdict leads, then the phases, the slowest pods and the node as the a
   assert.match(lines[0] as string, /^Pod start-up on node worker-1: 100 pods at once, placed by the scheduler$/);
   assert.match(text, /SLO p99 creation → Ready < 5 s: MISSED \(p99 8\.590 s; largest phase:\s+scheduling\)/);
   assert.match(text, /^scheduling +7\.49 s +7\.89 s +7\.98 s +7\.99 s +100$/m);
-  assert.match(text, /^SLOWEST POD +TOTAL +SCHEDULING +INIT +CREATION +READINESS$/m);
-  assert.match(text, /^pod-startup-099 +8\.60 s +7\.99 s +10 ms +500 ms +100 ms$/m);
+  assert.match(text, /^statusDelay +0 ms +0 ms +0 ms +0 ms +100$/m);
+  assert.match(text, /^SLOWEST POD +TOTAL +SCHEDULING +INIT +CREATION +READINESS +STATUSDELAY$/m);
+  assert.match(text, /^pod-startup-099 +8\.60 s +7\.99 s +10 ms +500 ms +100 ms +0 ms$/m);
   assert.match(text, /Node worker-1 when measured: advisor score 73\/100 \(grade C\)\n {2}CONFIG_HZ 250 · CPU governor performance · scheduler QPS\/burst 50\/\?/);
   for (const line of lines) assert.ok(line.length <= 80, `${line.length}: ${line}`);
 });
@@ -35,21 +36,50 @@ test('a timeout says so first, and groups what did not finish', () => {
   for (const line of text.split('\n')) assert.ok(line.length <= 60, `${line.length}: ${line}`);
 });
 
-test('before → after per phase with the change in percent, and the settings that changed', () => {
+/** The phase table as printed: each row's name and p99 (ms), the total aside. */
+function printedP99s(text: string): Map<string, number> {
+  const table = text.slice(text.indexOf('\nPHASE'), text.indexOf('\n\n', text.indexOf('\nPHASE')));
+  const ms = (cell: string) => (cell.endsWith(' ms') ? Number(cell.slice(0, -3)) : Number(cell.slice(0, -2)) * 1000);
+  const rows = [...table.matchAll(/^(\S+) +(\S+ m?s) +(\S+ m?s) +(\S+ m?s) +(\S+ m?s) +\d+$/gm)];
+  return new Map(rows.filter((r) => r[1] !== 'total').map((r) => [r[1] as string, ms(r[4] as string)]));
+}
+
+test('the largest phase named is the printed phase with the highest p99: the status write (statusDelay) when it is', () => {
+  const throttled = measurement(samples(Array.from({ length: 60 }, (_, i) => [300 + (i === 59 ? 579 : 0), 7, 15, 5, 600 * i + 2000] as [number, number, number, number, number])));
+  const text = renderMeasurementText(throttled, 80);
+  const named = /largest phase:\s+(\w+)\)/.exec(text)?.[1] as string;
+  const p99s = printedP99s(text);
+  assert.deepEqual([...p99s.keys()], ['scheduling', 'initialization', 'creation', 'readiness', 'statusDelay']);
+  assert.equal(named, 'statusDelay');
+  assert.equal(p99s.get(named), Math.max(...p99s.values()));
+  const named2 = /largest phase:\s+(\w+)\)/.exec(renderMeasurementText(seedBefore(), 80))?.[1];
+  assert.equal(named2, 'scheduling');
+});
+
+test('attach is timed beside the phases, not among them', () => {
+  const text = renderMeasurementText({ ...seedBefore(), attach: { samples: 1, p50Ms: 11_000, p90Ms: 11_000, p99Ms: 11_000, maxMs: 11_000 } }, 80);
+  assert.match(text, /\n\nVOLUME ATTACH +P50 +P90 +P99 +MAX +PODS\nbound → attached +11\.0 s +11\.0 s +11\.0 s +11\.0 s +1\n/);
+  assert.deepEqual([...printedP99s(text).keys()], ['scheduling', 'initialization', 'creation', 'readiness', 'statusDelay']);
+});
+
+test('before → after per phase with the change in ms and percent, the noise floor, and the settings that changed', () => {
   const after = measurement(samples(Array(100).fill([500, 10, 1000, 100])), {
     facts: { 'kernel.hz': { value: 1000, from: 'worker-1' }, 'cpu.governor': { value: 'performance', from: 'worker-1' }, 'scheduler.kubeAPIQPS': { value: 150, from: 'cp-1' } },
   });
   const c = compareMeasurements(seedBefore(), after);
   const text = renderComparisonText(c, 'before.json', 80);
-  assert.match(text, /^scheduling +7\.49 s → 500 ms +-93% +7\.98 s → 500 ms +-94% +improved$/m);
-  assert.match(text, /^creation +500 ms → 1\.00 s +\+100% +500 ms → 1\.00 s +\+100% +worse$/m);
+  assert.match(text, /^scheduling +p50 +7\.49 s → 500 ms +-6\.99 s -93% +improved\n +p99 +7\.98 s → 500 ms +-7\.48 s -94%$/m);
+  // +500 ms, +100 %: under 10 % of an 8.6 s total.
+  assert.match(text, /^creation +p50 +500 ms → 1\.00 s +\+500 ms \+100% \(noise\) +unchanged$/m);
+  assert.match(text, /^statusDelay +p50 +0 ms → 0 ms +±0 ms \(noise\) +unchanged$/m);
+  assert.match(text, /Noise: a change under 100 ms or under 10 % of the total \(p50 810 ms, p99 859\s+ms here\) counts as unchanged/);
   assert.match(text, /SLO: missed \(p99 8\.59 s\) → met \(p99 1\.61 s\)/);
   assert.match(text, /Changed between the runs: CONFIG_HZ 250 → 1000; scheduler QPS\/burst 50\/\? →\s+150\/\?/);
   assert.match(text, /Unchanged: CPU governor performance/);
   for (const line of text.split('\n')) assert.ok(line.length <= 80, `${line.length}: ${line}`);
   const md = renderComparisonMarkdown(c, 'before|x.json');
   assert.match(md, /before\\\|x\.json/);
-  assert.match(md, /\| scheduling \| 7\.49 s → 500 ms {2}-93% \|/);
+  assert.match(md, /\| scheduling \| p50 \| 7\.49 s → 500 ms \| -6\.99 s -93% \| improved \|/);
 });
 
 test('markdown escapes what it prints from the cluster', () => {

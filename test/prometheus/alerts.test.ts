@@ -15,8 +15,8 @@ import { FIX_RECORD, FIX_TARGETS, bundledRules, withFixGroup } from '../../scrip
 const ALERTS = path.join(REPO, 'manifests/prometheus/alerts.yaml');
 const raw = parse(await readFile(ALERTS, 'utf8'));
 const rule = parse(await readFile(path.join(REPO, 'manifests/components/prometheus-operator/prometheusrule.yaml'), 'utf8'));
-const REQUIRED = ['NodeTuningCriticalFinding', 'NodeTuningCriticalUnknown', 'NodeTuningScoreLow', 'EtcdDiskFsyncSlow', 'KubeClientThrottling',
-  'PodStartupSLOBreached', 'NodeTuningAdvisorDown', 'NodeTuningAdvisorScanStale'];
+const REQUIRED = ['NodeTuningCriticalFinding', 'NodeTuningCriticalUnknown', 'NodeTuningCoverageLow', 'NodeTuningScoreLow', 'EtcdDiskFsyncSlow', 'KubeClientThrottling',
+  'PodStartupSLOBreached', 'NodeTuningAdvisorDown', 'NodeTuningAdvisorScanStale', 'NodeTuningAdvisorHeartbeatStale'];
 type AlertRule = { alert: string; record?: string; expr: string; for?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
 const alerts: AlertRule[] = raw.groups.flatMap((g: { rules: AlertRule[] }) => g.rules).filter((r: AlertRule) => r.alert !== undefined);
 
@@ -29,7 +29,7 @@ test('every required alert, each with for, severity, summary, description and an
   assert.deepEqual(alerts.map((a) => a.alert).sort(), [...REQUIRED].sort());
   for (const a of alerts) {
     assert.match(a.for ?? '', /^\d+[smh]$/, `${a.alert} for`);
-    assert.ok(['warning', 'critical'].includes(a.labels?.severity ?? ''), `${a.alert} severity`);
+    assert.ok(['info', 'warning', 'critical'].includes(a.labels?.severity ?? ''), `${a.alert} severity`);
     assert.ok(a.annotations?.summary && a.annotations.description, `${a.alert} summary/description`);
     assert.equal(a.annotations?.runbook_url, `docs/runbooks/${a.alert}.md`);
     const runbook = await readFile(path.join(REPO, a.annotations.runbook_url), 'utf8');

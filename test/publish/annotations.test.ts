@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import {
-  FINDINGS_KEY, MAX_TOTAL_BYTES, REPORT_KEY, SUMMARY_KEY, diffAnnotations, failingRulesOnNode,
+  FINDINGS_KEY, MAX_TOTAL_BYTES, REPORT_KEY, SUMMARY_KEY, diffAnnotations, warnedRulesOnNode,
   parseAnnotations, renderAnnotations, totalBytes,
 } from '../../src/wire/annotations.ts';
 import { transitions } from '../../src/publish/events.ts';
@@ -46,8 +46,8 @@ test('report annotation (version 2): head, then one line per failing or unknown 
   });
   assert.deepEqual(parsed.rules[0], { rule: 'etcd-fsync-latency', status: 'fail', severity: 'critical', observed: 'fsync p99 18.2 ms on sdb (rotational)' });
   assert.deepEqual(parsed.rules[3], { rule: 'tuned-profile', status: 'unknown', severity: 'info' });
-  assert.deepEqual([...failingRulesOnNode(rendered)], [['etcd-fsync-latency', 'critical'], ['cpu-governor', 'warning'], ['kernel-tick-rate', 'warning']]);
-  assert.equal(failingRulesOnNode({ [REPORT_KEY]: '{broken' }).size, 0);
+  assert.deepEqual([...warnedRulesOnNode(rendered)], [['etcd-fsync-latency', 'critical'], ['cpu-governor', 'warning'], ['kernel-tick-rate', 'warning']]);
+  assert.equal(warnedRulesOnNode({ [REPORT_KEY]: '{broken' }).size, 0);
 });
 
 test('a node where nothing fails: summary and a one-line report, each on its key line in kubectl describe', () => {
@@ -75,9 +75,9 @@ test('the previous release\'s annotation (version 1, every rule listed) still re
   const parsed = parseAnnotations({ [REPORT_KEY]: v1 });
   assert.equal(parsed.state, 'ok');
   assert.equal(parsed.state === 'ok' && parsed.report.rules.length, 4);
-  assert.deepEqual([...failingRulesOnNode({ [REPORT_KEY]: v1 })], [['kubelet-api-qps', 'warning']]);
+  assert.deepEqual([...warnedRulesOnNode({ [REPORT_KEY]: v1 })], [['kubelet-api-qps', 'warning']]);
   const next = renderAnnotations(report([finding('kubelet-api-qps', 'fail'), finding('kernel-tick-rate', 'unknown')]));
-  assert.deepEqual(transitions(failingRulesOnNode({ [REPORT_KEY]: v1 }), report([finding('kubelet-api-qps', 'fail')])), []);
+  assert.deepEqual(transitions(warnedRulesOnNode({ [REPORT_KEY]: v1 }), report([finding('kubelet-api-qps', 'fail')])), []);
   assert.equal(parseAnnotations(next).state, 'ok');
   assert.match((parseAnnotations({ [REPORT_KEY]: '{"schemaVersion":3}' }) as { reason: string }).reason, /schemaVersion 3; this version reads 1 and 2/);
 });

@@ -96,7 +96,12 @@ test('metric names and help pass promtool check metrics', async (t) => {
   metrics.observePodPhase('total', 18.5);
   metrics.setKubeletSli({ sli: { samples: 100, p99Seconds: 4.95 }, total: { samples: 100, p99Seconds: 4.95 }, imagePull: { samples: 0, p99Seconds: null }, sandbox: { samples: 100, p99Seconds: 0.08 } });
   metrics.setKubeletRead('ok');
+  metrics.setHeartbeatPeriod(300);
+  assert.doesNotMatch(await metrics.registry.metrics(), /heartbeat_last_success/, 'no timestamp before the first renewal (0 would read as 1970)');
+  metrics.heartbeatRenewed(1_764_547_200_500);
   const text = await metrics.registry.metrics();
+  assert.match(text, /^node_tuning_advisor_heartbeat_interval_seconds 300$/m);
+  assert.match(text, /^node_tuning_advisor_heartbeat_last_success_timestamp_seconds 1764547200\.5$/m);
   assert.match(text, /^node_tuning_advisor_kubelet_pod_start_p99_seconds\{histogram="pod_start_sli"\} 4\.95$/m);
   assert.match(text, /^node_tuning_advisor_kubelet_metrics_read\{result="ok"\} 1$/m);
   assert.match(text, /^node_tuning_advisor_kubelet_metrics_read\{result="forbidden"\} 0$/m);

@@ -33,6 +33,7 @@ test('describe renders the published findings as scan blocks, unknown rules by r
   const lines = out.trimEnd().split('\n');
   for (const line of lines) assert.ok([...line].length <= 80, line);
   assert.equal(lines[0], 'node worker-1 · score 73/100, grade C · worker · as its agent published it');
+  assert.equal(lines[1], '3 failing · 1 unknown · 1 pass · 1 not applicable · checked 4 of 5 rules', 'coverage beside the score, not in it');
   assert.match(out, /^FAIL {5}critical {2}etcd-fsync-latency +etcd's disk syncs too slowly\n {2}found {2}fsync p99 18\.2 ms on sdb \(rotational\) → want p99 ≤ 10 ms\n {2}fix {4}move etcd's data dir to SSD\/NVMe$/m);
   assert.match(out, /^UNKNOWN {2}info {6}tuned-profile *\n {2}reason cannot read the fact behind tuned-profile$/m);
   assert.match(out, /^ {2}2m {5}Warning {2}TuningRecommendation {2}CRIT etcd-fsync-latency: fsync p99 18\.2/m);

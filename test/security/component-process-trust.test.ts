@@ -6,14 +6,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, mkdtemp, readFile, readlink, rm, symlink } from 'node:fs/promises';
 import { setTimeout as delay } from 'node:timers/promises';
-import { pickComponentProcess } from '../../src/host/component-process.ts';
+import { judgeProcess, pickComponentProcess } from '../../src/host/component-process.ts';
 import { HostRoot } from '../../src/host/host-root.ts';
-import { listProcesses } from '../../src/host/processes.ts';
+import { listProcesses, type HostProcess } from '../../src/host/processes.ts';
 import { tempHost } from '../helpers/fixtures.ts';
 import { factsAt } from '../helpers/host-trees.ts';
 import controlPlane from '../../src/collectors/control-plane-limits.ts';
+import kubeletCollector from '../../src/collectors/kubelet/collector.ts';
 import { requireTool } from '../helpers/tools.ts';
 
 const NOBODY = 65534;
@@ -87,4 +88,58 @@ test('without the binary to read (the DaemonSet, a snapshot): root\'s process is
   const kubelet = await pickComponentProcess(host, processes, ['kubelet']);
   assert.equal(kubelet.chosen?.level, 'inferred');
   assert.match(kubelet.chosen?.why ?? '', /only the name matches: .*no \/proc\/500\/status or exe/);
+});
+
+test('a root kubelet whose binary was replaced on disk since it started is still the kubelet: inferred, restart pending (real process)', async (t) => {
+  if (process.getuid?.() !== 0) return t.skip('needs root: the component is root\'s');
+  await mkdir('/run/nta-test', { recursive: true, mode: 0o755 });
+  const dir = await mkdtemp('/run/nta-test/replaced-');
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  // A copy (not a link): removing it leaves the running process with /proc/<pid>/exe → "… (deleted)",
+  // what a package upgrade without a restart leaves behind.
+  await copyFile(process.execPath, `${dir}/kubelet`);
+  await chmod(`${dir}/kubelet`, 0o755);
+  const child = spawn(`${dir}/kubelet`, ['-e', 'setTimeout(() => {}, 120000)', 'x', '--kube-api-qps=50'], { stdio: 'ignore' });
+  t.after(() => child.kill('SIGKILL'));
+  const pid = await started(child);
+  await rm(`${dir}/kubelet`);
+  assert.match(await readlink(`/proc/${pid}/exe`), / \(deleted\)$/);
+
+  const host = new HostRoot('/');
+  const ours = (await listProcesses(host)).filter((p) => p.pid === pid);
+  const kubelet = await pickComponentProcess(host, ours, ['kubelet']);
+  assert.equal(kubelet.chosen?.process.pid, pid, `never "no kubelet": ${kubelet.refused.join('; ')}`);
+  assert.equal(kubelet.chosen?.level, 'inferred');
+  assert.equal(kubelet.chosen?.replaced?.path, `${dir}/kubelet`);
+  assert.match(kubelet.chosen?.why ?? '', /is root's, but its binary .*kubelet was replaced or removed since it started \(\/proc\/\d+\/exe: deleted\): restart pending/);
+});
+
+test('replaced or missing binaries in a snapshot: root\'s kubelet is kept with why and its settings decided; another user\'s is not', async (t) => {
+  const status = (uid: number) => `Name:\tkubelet\nUid:\t${uid}\t${uid}\t${uid}\t${uid}\n`;
+  const root = await tempHost(t, {
+    '/proc/600/cmdline': '/usr/bin/kubelet\0--config=/var/lib/kubelet/config.yaml\0', '/proc/600/comm': 'kubelet\n', '/proc/600/status': status(0),
+    '/proc/600/exe': '->/usr/bin/kubelet (deleted)', '/proc/600/cwd': '->/',
+    '/proc/700/cmdline': '/opt/bin/kubelet\0', '/proc/700/comm': 'kubelet\n', '/proc/700/status': status(1000),
+    '/proc/700/exe': '->/opt/bin/kubelet (deleted)',
+    '/proc/800/cmdline': '/usr/local/bin/kubelet\0', '/proc/800/comm': 'kubelet\n', '/proc/800/status': status(0),
+    '/proc/800/exe': '->/usr/local/bin/kubelet',
+    '/var/lib/kubelet/config.yaml': 'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nkubeAPIQPS: 50\nkubeAPIBurst: 100\n',
+  });
+  const host = new HostRoot(root);
+  const processes = await listProcesses(host);
+  const picked = await pickComponentProcess(host, processes, ['kubelet']);
+  assert.equal(picked.chosen?.process.pid, 600);
+  assert.equal(picked.chosen?.replaced?.path, '/usr/bin/kubelet');
+  assert.match(picked.refused.join('\n'), /PID 700 \(kubelet\) runs as uid 1000 a binary since removed from \/opt\/bin\/kubelet/);
+  const missing = await judgeProcess(host, processes.find((p) => p.pid === 800) as HostProcess, ['kubelet']);
+  assert.equal(typeof missing === 'string' ? missing : missing.level, 'inferred', 'root\'s process whose binary is not under the host root');
+  assert.match(typeof missing === 'string' ? missing : missing.why, /is root's, but its binary \/usr\/local\/bin\/kubelet is not under the host root to check/);
+
+  const facts = await factsAt(root, kubeletCollector);
+  assert.equal(facts.get('kubelet.present')?.value, true, 'never "no kubelet on this node"');
+  assert.equal(facts.get('kubelet.present')?.source, 'inferred');
+  assert.match(facts.get('kubelet.present')?.detail ?? '', /restart pending/);
+  assert.equal(facts.get('kubelet.binaryReplaced')?.value, true);
+  assert.match(facts.get('kubelet.binaryReplaced')?.detail ?? '', /runs the old one until restarted \(restart pending\)/);
+  assert.equal(facts.get('kubelet.kubeAPIQPS')?.value, 50, 'the kubelet rules are still decided');
 });

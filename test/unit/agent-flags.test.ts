@@ -20,3 +20,14 @@ test('durations stop at 576h (24 days): a Node timer waits at most ~24.8 days, a
   }
   assert.throws(() => parseDuration('--timeout', '1000h'), /--timeout "1000h" is longer than 576h/);
 });
+
+test('--startup-window: 1m to 24h and at least --interval, else exit 2 naming the flag and the fix', async () => {
+  const { startupWindow } = await import('../../src/cli/commands/agent.ts');
+  assert.equal(startupWindow(undefined, 5 * 60_000), 3_600_000, 'default 1h');
+  assert.equal(startupWindow('2m', 15_000), 120_000);
+  assert.throws(() => startupWindow('30s', 15_000), /^UsageError: --startup-window 30s is outside 1m to 24h: give the time the pod start-up figures should cover, e\.g\. 1h$/);
+  assert.throws(() => startupWindow('25h', 60_000), /--startup-window 25h is outside 1m to 24h/);
+  assert.throws(() => startupWindow('5m', 10 * 60_000), /--startup-window 5m is shorter than --interval 10m: pods started between two scans would never be counted; set --startup-window to at least 10m/);
+  assert.throws(() => startupWindow(undefined, 2 * 3_600_000), /--startup-window 1h \(the default\) is shorter than --interval 2h/);
+  assert.throws(() => startupWindow('an hour', 60_000), /--startup-window "an hour" is not a duration/);
+});

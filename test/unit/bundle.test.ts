@@ -129,13 +129,14 @@ describe('the built bundle', () => {
     for (const command of ['scan', 'facts', 'rules', 'probe', 'agent', 'report']) assert.ok(packages(command).includes('own code'), command);
   });
 
-  test('scan, facts, rules and probe load neither the Kubernetes client nor prom-client; execa and systeminformation load on use', () => {
+  test('scan, facts, rules and probe load neither the Kubernetes client nor prom-client; execa, systeminformation and smol-toml load on use', () => {
     const kube = /^@kubernetes\/|^prom-client$|^js-yaml$|^@opentelemetry\//;
     for (const command of ['scan', 'facts', 'rules', 'probe']) {
       assert.deepEqual(packages(command).filter((p) => kube.test(p)), [], command);
-      assert.deepEqual(packages(command).filter((p) => p === 'execa' || p === 'systeminformation'), [], command);
+      assert.deepEqual(packages(command).filter((p) => p === 'execa' || p === 'systeminformation' || p === 'smol-toml'), [], command);
     }
     assert.ok(packages('agent').includes('@kubernetes/client-node') && packages('agent').includes('prom-client'), 'the check sees them where they are');
+    assert.ok(Object.keys(meta.inputs).some((i) => packageOf(i) === 'smol-toml'), 'smol-toml is in the bundle, in a chunk of its own');
   });
 
   test('the cluster commands and the plugin\'s dispatcher load not the scan pipeline (collectors, src/scan.ts)', () => {

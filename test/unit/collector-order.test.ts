@@ -14,7 +14,7 @@ import { HostRoot } from '../../src/host/host-root.ts';
 import { BUNDLED_RULES_DIR, loadRules } from '../../src/rules/load.ts';
 import { factsIn } from '../../src/rules/conditions.ts';
 import { placeholders, paramOfKey } from '../../src/rules/template.ts';
-import { CLUSTER_FACT_PREFIX } from '../../src/rules/schema.ts';
+import { CLUSTER_FACT_PREFIX, ruleConditions } from '../../src/rules/schema.ts';
 import { WorkloadState } from '../../src/workload/state.ts';
 import { WATCHED_PARTS } from '../../src/workload/snapshot.ts';
 
@@ -85,9 +85,9 @@ test('every fact a bundled node rule names is some collector\'s provides (the fi
   const missing: string[] = [];
   let checked = 0;
   for (const rule of loaded.rules.filter((r) => (r.scope ?? 'node') === 'node')) {
-    const templates = [rule.observed, rule.expected, rule.message, rule.remediation.summary, rule.remediation.text, ...(rule.remediation.commands ?? [])];
+    const templates = [rule.observed, rule.expected, rule.message, rule.remediation.summary, rule.remediation.text, ...(rule.remediation.commands ?? []), rule.notEnoughData];
     const fromTemplates = templates.flatMap((t) => placeholders(t ?? '')).flatMap((p) => (p.kind === 'fact' && paramOfKey(p.key) === undefined ? [p.key] : p.kind === 'param-by-fact' ? [p.key] : []));
-    const keys = new Set([...factsIn(rule.appliesWhen), ...factsIn(rule.failsWhen), ...(rule.evidence ?? []), ...fromTemplates]);
+    const keys = new Set([...ruleConditions(rule).flatMap(([, condition]) => factsIn(condition)), ...(rule.evidence ?? []), ...fromTemplates]);
     for (const key of keys) {
       checked++;
       if (!key.startsWith(CLUSTER_FACT_PREFIX) && !provided.has(key)) missing.push(`${rule.id}: ${key}`);

@@ -1,5 +1,6 @@
 // Unknown and not-applicable reasons name facts by the labels of the rule files' `facts:` maps
-// (issue 24): the default views read "kube-scheduler's log: none found", the rule engine's text
+// (issue 24), and say why the value could not be judged, never "none found", which reads like a pass
+// (issue 34): "kube-scheduler's log: cannot be judged, no such pod logs …"; the rule engine's text
 // ("throttling.scheduler.count = none cannot be compared with Gt 0") is under --verbose and in JSON.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -53,7 +54,8 @@ test('rules lint: every fact a condition reads has a label; a label is a few wor
 
 test('scan: labelled reasons by default, the engine\'s under --verbose and as engineReason in JSON', async () => {
   const plain = await runCli(['scan', '--host-root', HOST, '--only', 'scheduler-api-qps', '--fail-on', 'never'], { COLUMNS: '100' });
-  assert.match(plain.stdout, /reason client-side throttling lines in kube-scheduler's log: none found\n/);
+  assert.match(plain.stdout, /reason client-side throttling lines in kube-scheduler's log: cannot be judged, no such pod logs\n +under \/var\/log\/pods on this node\n/);
+  assert.doesNotMatch(plain.stdout, /none found/);
   assert.doesNotMatch(plain.stdout, /throttling\.scheduler\.count|cannot be compared/);
 
   const verbose = await runCli(['scan', '--host-root', HOST, '--only', 'scheduler-api-qps', '--fail-on', 'never', '--verbose'], { COLUMNS: '100' });
@@ -61,7 +63,7 @@ test('scan: labelled reasons by default, the engine\'s under --verbose and as en
 
   const json = JSON.parse((await runCli(['scan', '--host-root', HOST, '--only', 'scheduler-api-qps', '-o', 'json', '--fail-on', 'never'])).stdout);
   const [finding] = json.findings;
-  assert.equal(finding.message, "Cannot decide: client-side throttling lines in kube-scheduler's log: none found.");
+  assert.equal(finding.message, "Cannot decide: client-side throttling lines in kube-scheduler's log: cannot be judged, no such pod logs under /var/log/pods on this node.");
   assert.equal(finding.engineReason, 'throttling.scheduler.count = none cannot be compared with Gt 0');
 });
 

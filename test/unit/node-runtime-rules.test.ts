@@ -1,7 +1,7 @@
 // The node-runtime rules on fixtures built from upstream files: each passes on one and fails on another.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import containerd, { containerdSettings, tomlScalars } from '../../src/collectors/containerd.ts';
+import containerd from '../../src/collectors/containerd/collector.ts';
 import { runScan } from '../../src/scan.ts';
 import { fixtureHost, tempHost } from '../helpers/fixtures.ts';
 import { fact, factsAt } from '../helpers/host-trees.ts';
@@ -34,24 +34,7 @@ test('the defaults pass the Event limit: 5 up to 1.26, 50 from 1.27', async () =
   assert.equal((await statuses('kubeadm-1.30'))['kubelet-event-qps'], 'pass');
 });
 
-test('containerd 2.x (config version 3): settings from the cri.v1 images and runtime plugins', () => {
-  const v3 = `version = 3
-[plugins]
-  [plugins.'io.containerd.cri.v1.images']
-    snapshotter = 'overlayfs'
-    max_concurrent_downloads = 5
-  [plugins.'io.containerd.cri.v1.runtime'.containerd]
-    default_runtime_name = 'runc'
-      [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
-        SystemdCgroup = true # set for the kubelet
-`;
-  assert.deepEqual(containerdSettings(tomlScalars(v3)), { maxConcurrentDownloads: 5, snapshotter: 'overlayfs', systemdCgroup: true, imports: [] });
-  assert.throws(() => tomlScalars('version = 2\nthis is not toml\n'), /line 2/);
-});
-
-test('imports, a broken file and no file: unknown with the reason, or containerd\'s defaults', async (t) => {
-  const imported = await tempHost(t, { '/etc/containerd/config.toml': 'version = 2\nimports = ["/etc/containerd/conf.d/*.toml"]\n' });
-  assert.match(fact(await factsAt(imported, containerd), 'containerd.cgroupDriver').unknown ?? '', /imports \/etc\/containerd\/conf\.d\/\*\.toml/);
+test('a broken file and no file: unknown with the reason, or containerd\'s defaults', async (t) => {
   const broken = await tempHost(t, { '/etc/containerd/config.toml': 'version = 2\n[plugins\nfoo\n' });
   assert.match(fact(await factsAt(broken, containerd), 'containerd.snapshotter').unknown ?? '', /not valid TOML/);
   const none = await tempHost(t, { '/usr/bin/containerd': 'stand-in' });

@@ -5,7 +5,8 @@ import { evaluate, parseVersion } from '../../src/rules/conditions.ts';
 import { applyOverrides, evaluateRule, renderTemplate, type EffectiveRule } from '../../src/rules/engine.ts';
 import type { Condition } from '../../src/rules/schema.ts';
 import type { LoadedRule } from '../../src/rules/rule-file.ts';
-import { gradeOf, scoreOf } from '../../src/report/score.ts';
+import { coverageOf, coverageText, gradeOf, scoreImpact, scoreOf } from '../../src/report/score.ts';
+import type { Finding } from '../../src/report/types.ts';
 
 function facts(entries: Record<string, unknown>): FactSet {
   const set = new FactSet();
@@ -86,14 +87,38 @@ test('pass, not-applicable and unknown results say why', () => {
   assert.deepEqual([notApplicable.status, notApplicable.message, notApplicable.engineReason], ['not-applicable', 'Not applicable here: linux: no.', 'linux = false']);
   const unknown = evaluateRule(rule(), facts({ linux: true, 'kernel.hz': 'UNKNOWN' }));
   assert.deepEqual([unknown.status, unknown.message, unknown.engineReason], ['unknown', 'Cannot decide: kernel.hz: could not read it.', 'kernel.hz is unknown: could not read it']);
-  assert.equal(unknown.observed, 'CONFIG_HZ=?');
-  assert.equal(unknown.scoreImpact, 5);
+  assert.equal(unknown.observed, '', 'nothing observed decided it: no "CONFIG_HZ=?" to show anywhere');
+  assert.equal(notApplicable.observed, '');
+  assert.equal(unknown.scoreImpact, 0, 'unknown is coverage, not points');
+});
+
+test('enoughDataWhen: too few samples is not applicable for lack of data, in the rule\'s words; enough is judged', () => {
+  const windowed = rule({
+    params: { minHz: 1000, minSamples: 10 },
+    enoughDataWhen: { fact: 'samples', op: 'Ge', param: 'minSamples' },
+    notEnoughData: 'fewer than {{params.minSamples}} pods started in the last {{window}}',
+    observed: 'p99 {{kernel.hz}} ms over {{samples}} pods',
+  });
+  const empty = evaluateRule(windowed, facts({ linux: true, samples: 0, window: '1h', 'kernel.hz': null }));
+  assert.deepEqual([empty.status, empty.lacksData, empty.message, empty.engineReason, empty.observed],
+    ['not-applicable', true, 'Not applicable here: fewer than 10 pods started in the last 1h.', 'samples = 0', '']);
+  assert.equal(empty.evidence[0]?.fact, 'samples', 'the data fact decided it: first in the evidence');
+  const linuxOff = evaluateRule(windowed, facts({ linux: false, samples: 0 }));
+  assert.deepEqual([linuxOff.status, linuxOff.lacksData], ['not-applicable', undefined], 'not applying is not lacking data');
+  const unknown = evaluateRule(windowed, facts({ linux: true, samples: 'UNKNOWN' }));
+  assert.deepEqual([unknown.status, unknown.lacksData, unknown.message], ['unknown', undefined, 'Cannot decide: samples: could not read it.']);
+  const judged = evaluateRule(windowed, facts({ linux: true, samples: 12, window: '1h', 'kernel.hz': 250 }));
+  assert.deepEqual([judged.status, judged.observed], ['fail', 'p99 250 ms over 12 pods']);
 });
 
 test('reasons name facts by their labels; the engine\'s text is kept apart (issue 24)', () => {
   const labelled: EffectiveRule = { ...rule(), factLabels: { 'kernel.hz': "the kernel's timer tick", linux: 'a Linux host' } };
   const none = evaluateRule(labelled, facts({ linux: true, 'kernel.hz': null }));
-  assert.deepEqual([none.status, none.message, none.engineReason], ['unknown', "Cannot decide: the kernel's timer tick: none found.", 'kernel.hz = none cannot be compared with Lt 1000']);
+  assert.deepEqual([none.status, none.message, none.engineReason], ['unknown', "Cannot decide: the kernel's timer tick: cannot be judged, nothing on this host gives it.", 'kernel.hz = none cannot be compared with Lt 1000']);
+  const withDetail = facts({ linux: true });
+  withDetail.set('kernel.hz', null, '/boot', 'no kernel config readable (tried: /boot/config-6.1).');
+  const why = evaluateRule(labelled, withDetail);
+  assert.equal(why.message, "Cannot decide: the kernel's timer tick: cannot be judged, no kernel config readable (tried: /boot/config-6.1).", 'a null value\'s detail says why');
   const text = evaluateRule(labelled, facts({ linux: true, 'kernel.hz': 'fast' }));
   assert.equal(text.message, 'Cannot decide: the kernel\'s timer tick: "fast" is not a number.');
   const missing = evaluateRule(labelled, facts({ linux: true }));
@@ -115,12 +140,24 @@ test('templates render lists, null and unknown facts readably', () => {
   assert.equal(renderTemplate('{{chain}} / {{none}} / {{gone}} / {{missing}} / {{params.x}}', set, { x: [1, 2] }), 'a, b / none / ? / ? / 1, 2');
 });
 
-test('score: weight × severity points per failure, half for unknown; grades by tens', () => {
+test('score: weight × severity points per failing rule, nothing for unknown; grades by tens, capped by the worst failing severity', () => {
   const finding = (scoreImpact: number) => ({ scoreImpact }) as never;
   assert.equal(scoreOf([finding(15), finding(5), finding(2.5)]), 78);
   assert.equal(scoreOf([finding(90), finding(45)]), 0);
-  assert.deepEqual([90, 89, 70, 60, 59].map(gradeOf), ['A', 'B', 'C', 'D', 'F']);
+  assert.deepEqual([90, 89, 70, 60, 59].map((score) => gradeOf(score)), ['A', 'B', 'C', 'D', 'F']);
+  assert.deepEqual([gradeOf(100, 'info'), gradeOf(95, 'warning'), gradeOf(95, 'critical'), gradeOf(40, 'critical')], ['A', 'B', 'C', 'F']);
+  assert.equal(scoreImpact('unknown', 'critical', 4), 0, 'could not check is coverage, not a failure');
+  assert.equal(scoreImpact('fail', 'critical', 4), 60);
   assert.deepEqual(parseVersion('v1.30.2+k3s1'), [1, 30, 2]);
+});
+
+test('coverage: decided of the rules that apply, and the critical ones undecided', () => {
+  const f = (status: Finding['status'], severity: Finding['severity'] = 'warning') => ({ status, severity });
+  const coverage = coverageOf([f('pass'), f('fail'), f('unknown', 'critical'), f('unknown'), f('not-applicable')]);
+  assert.deepEqual(coverage, { decided: 2, applicable: 4, unknown: 2, criticalUnknown: 1 });
+  assert.equal(coverageText(coverage), 'checked 2 of 4 rules (1 critical undecided)');
+  assert.equal(coverageText(coverageOf([f('pass'), f('not-applicable')])), 'checked 1 of 1 rule');
+  assert.equal(coverageText(coverageOf([f('not-applicable')])), 'no rule applies');
 });
 
 test('{{params.name[fact]}} renders the param chosen by the fact value; unknown fact or no such param gives ?', () => {

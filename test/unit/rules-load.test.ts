@@ -31,7 +31,7 @@ test('the bundled rules load without errors', async () => {
     'cgroup-driver-mismatch', 'client-throttling', 'client-throttling-long-waits', 'cluster-events-split', 'containerd-concurrent-downloads',
     'containerd-lazy-pulling', 'controller-manager-api-qps', 'cpu-governor', 'csi-attacher-throttling', 'csi-provisioner-throttling', 'csi-resizer-throttling',
     'etcd-backend-commit', 'etcd-disk-rotational', 'etcd-events-split', 'etcd-fsync-latency', 'etcd-io-priority',
-    'etcd-wal-fsync', 'image-pull-serialized', 'kernel-tick-rate', 'kubelet-api-qps', 'kubelet-event-qps', 'kubelet-pod-start-sli', 'kubelet-registry-pull-limit', 'pod-startup-slo', 'scheduler-api-qps',
+    'etcd-wal-fsync', 'image-pull-serialized', 'kernel-tick-rate', 'kubelet-api-qps', 'kubelet-event-qps', 'kubelet-pod-start-sli', 'kubelet-registry-pull-limit', 'kubelet-restart-pending', 'pod-startup-slo', 'scheduler-api-qps',
     'tekton-attach-workspaces', 'tekton-controller-api-qps', 'tekton-rwo-without-affinity-assistant', 'tuned-profile', 'volume-attach',
   ]);
 });
@@ -156,4 +156,18 @@ test('naming the bundled rules directory again (rules lint rules) loads each fil
     assert.deepEqual(result.errors.map(formatRuleError), [], again);
     assert.equal(result.files.length, (await loadRules([BUNDLED_RULES_DIR])).files.length, again);
   }
+});
+
+test('enoughDataWhen needs notEnoughData (the reason people read) and the other way round; its params and templates are checked', async (t) => {
+  const withData = (lines: string) => header + goodRule.replace('    failsWhen:', `${lines}    failsWhen:`);
+  assert.deepEqual(await lintText(t, withData('    enoughDataWhen: { fact: pods.startup.samples, op: Ge, value: 10 }\n    notEnoughData: "fewer than 10 pods"\n')), []);
+  const [missing] = await lintText(t, withData('    enoughDataWhen: { fact: pods.startup.samples, op: Ge, value: 10 }\n'));
+  assert.match(missing ?? '', /rules\.0\.enoughDataWhen: needs notEnoughData: the reason people read when there is not enough to judge/);
+  const [alone] = await lintText(t, withData('    notEnoughData: "fewer than 10 pods"\n'));
+  assert.match(alone ?? '', /rules\.0\.notEnoughData: is the reason shown when enoughDataWhen is false: add enoughDataWhen, or remove it/);
+  const errors = await lintText(t, withData('    enoughDataWhen: { fact: pods.startup.samples, op: Ge, param: minSamples }\n    notEnoughData: "fewer than {{params.minSamples}}"\n'));
+  assert.deepEqual(errors.map((e) => e.replace(/^rules\/custom\.yaml:\d+:\d+: /, '')), [
+    'rules.0.enoughDataWhen.param: names param "minSamples", which the rule\'s params do not define',
+    'rules.0.notEnoughData: uses {{params.minSamples}}, which the rule\'s params do not define',
+  ]);
 });

@@ -54,16 +54,17 @@ test('RHEL-like host with HZ=1000 and two merged tuned profiles passes everythin
   assert.equal(report.facts['node.role']?.value, 'control-plane');
 });
 
-test('no kernel config: the tick rule is unknown (half its points), never a pass; a dead tuned daemon fails', async () => {
+test('no kernel config: the tick rule is unknown (coverage, not points), never a pass; a dead tuned daemon fails', async () => {
   const { report, byRule } = await statuses('no-kernel-config');
   assert.deepEqual(byRule, { 'tuned-profile': 'fail', 'kernel-tick-rate': 'unknown', 'cpu-governor': 'not-applicable' });
-  assert.equal(report.score, 88);
+  assert.deepEqual([report.score, report.grade], [90, 'B'], 'a failing warning caps the grade at B');
   assert.deepEqual(report.counts, { fail: 1, unknown: 1, pass: 0, 'not-applicable': 1 });
+  assert.deepEqual(report.coverage, { decided: 1, applicable: 2, unknown: 1, criticalUnknown: 0 });
 });
 
 test('the JSON report has the documented top-level shape', async () => {
   const { report } = await statuses('vm-no-cpufreq');
-  assert.deepEqual(Object.keys(report).sort(), ['counts', 'facts', 'findings', 'generatedAt', 'grade', 'hostRoot', 'node', 'schemaVersion', 'score']);
+  assert.deepEqual(Object.keys(report).sort(), ['counts', 'coverage', 'facts', 'findings', 'generatedAt', 'grade', 'hostRoot', 'node', 'schemaVersion', 'score']);
   assert.deepEqual(Object.keys(report.findings[0] ?? {}).sort(), [
     'category', 'evidence', 'expected', 'message', 'observed', 'references', 'remediation', 'ruleId', 'scoreImpact', 'severity', 'status', 'title', 'weight',
   ]);

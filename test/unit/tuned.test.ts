@@ -8,6 +8,7 @@ import { expandInclude } from '../../src/collectors/tuned/profiles.ts';
 import { HostRoot } from '../../src/host/host-root.ts';
 import { factsOf, fixtureHost, tempHost } from '../helpers/fixtures.ts';
 import { readFile } from 'node:fs/promises';
+import { runScan } from '../../src/scan.ts';
 
 test('two merged profiles in manual mode, daemon running, RHEL profile layout', async () => {
   const facts = await factsOf('rhel-hz1000-tuned-merged', [cpu, tuned]);
@@ -77,4 +78,34 @@ test('an empty profile_mode (as Debian ships it) is "not recorded": the mode is 
   const facts = await collectFacts(new HostRoot(root), { collectors: [tuned] });
   assert.deepEqual([facts.value('tuned.mode'), facts.get('tuned.mode')?.source], ['auto', 'inferred']);
   assert.match(facts.get('tuned.mode')?.detail ?? '', /^empty \/etc\/tuned\/profile_mode/);
+});
+
+// /etc/os-release of RHEL 7.9 Server as redhat-release-server 7.9 ships it (its CPE_NAME says server).
+const RHEL79_OS_RELEASE = 'NAME="Red Hat Enterprise Linux Server"\nVERSION="7.9 (Maipo)"\nID="rhel"\nID_LIKE="fedora"\nVARIANT="Server"\nVARIANT_ID="server"\nVERSION_ID="7.9"\nPRETTY_NAME="Red Hat Enterprise Linux Server 7.9 (Maipo)"\nANSI_COLOR="0;31"\nCPE_NAME="cpe:/o:redhat:enterprise_linux:7.9:GA:server"\n';
+
+test('system= matches /etc/system-release-cpe only: a RHEL 7 server with only os-release is recommended balanced, as TuneD does', async (t) => {
+  const shipped = await readFile(`${fixtureHost('amd-acpi-cpufreq-ondemand')}/usr/lib/tuned/recommend.d/50-tuned.conf`, 'utf8');
+  const onlyOsRelease = await tempHost(t, { 'usr/lib/tuned/recommend.d/50-tuned.conf': shipped, 'etc/os-release': RHEL79_OS_RELEASE });
+  assert.deepEqual(await recommendProfile({ host: new HostRoot(onlyOsRelease), virt: '' }, true), { profile: 'balanced', file: '/usr/lib/tuned/recommend.d/50-tuned.conf' });
+  // The DaemonSet's host root holds no /etc/os-release: on a Red Hat family host the file may be there, unseen.
+  const partial = await tempHost(t, { 'usr/lib/tuned/recommend.d/50-tuned.conf': shipped, 'usr/lib/os-release': RHEL79_OS_RELEASE });
+  assert.match((await recommendProfile({ host: new HostRoot(partial), virt: '' }, true) as { unknown: string }).unknown,
+    /\[atomic-host\] needs \/etc\/system-release-cpe, which TuneD matches system= against and a Red Hat family release ships, but the host root .* holds no \/etc to tell/);
+  const debian = await tempHost(t, { 'usr/lib/tuned/recommend.d/50-tuned.conf': shipped, 'usr/lib/os-release': 'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nNAME="Debian GNU/Linux"\nVERSION_ID="12"\nID=debian\n' });
+  assert.deepEqual(await recommendProfile({ host: new HostRoot(debian), virt: '' }, true), { profile: 'balanced', file: '/usr/lib/tuned/recommend.d/50-tuned.conf' });
+});
+
+test('a profile that sets no CPU policy (intel-sst, as TuneD ships it) passes, and its want line says so', async (t) => {
+  const root = await tempHost(t, {
+    'usr/sbin/tuned': '#!/usr/bin/python3 -Es\n',
+    // redhat-performance/tuned profiles/intel-sst/tuned.conf (commit 2bfa4423586bb516452c538a232c8f7075bafbdf)
+    'usr/lib/tuned/intel-sst/tuned.conf': '[main]\nsummary=Configure for Intel Speed Select Base Frequency\n\n[bootloader]\ncmdline_intel_sst=-intel_pstate=disable\n',
+    'etc/tuned/active_profile': 'intel-sst\n', 'etc/tuned/profile_mode': 'manual\n',
+    'run/tuned/tuned.pid': '4242\n', 'proc/4242/cmdline': '/usr/bin/python3\0-Es\0/usr/sbin/tuned\0-l\0-P\0',
+  });
+  const report = await runScan({ hostRoot: root, collectors: [cpu, tuned], only: ['tuned-profile'] });
+  const finding = report.findings[0];
+  assert.equal(finding?.status, 'pass');
+  assert.equal(finding?.expected, 'the profile sets no CPU policy (the kernel\'s, see cpu-governor); daemon running');
+  assert.equal(report.facts?.['tuned.cpu.setsPolicy']?.value, false);
 });

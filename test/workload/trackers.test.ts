@@ -1,16 +1,17 @@
 // The start-up and attach trackers on their own, with an injectable clock: milestone timing (watch
-// time vs the API's whole-second stamps), attribution of attaches, and the bounds of their memory.
+// time vs the API's whole-second stamps), attribution of attaches, the time window their figures
+// cover (--startup-window), and the bounds of their memory.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { WorkloadState } from '../../src/workload/state.ts';
 import { podView } from '../../src/workload/pod-view.ts';
-import { SampleWindow } from '../../src/workload/window.ts';
+import { TimedWindow, windowText } from '../../src/workload/window.ts';
 import { EMPTY_DIR, PVC, csiName, podObject } from '../helpers/pods.ts';
 
 const T0 = Date.parse('2026-12-01T10:00:00.500Z');
 
-function clocked(opts: { windowSize?: number; maxTracked?: number } = {}) {
+function clocked(opts: { windowMs?: number; maxSamples?: number; maxTracked?: number } = {}) {
   const clock = { now: T0 };
   const phases: [string, number][] = [];
   const state = new WorkloadState({ nodeName: 'worker-1', now: () => clock.now, onPhase: (p, s) => phases.push([p, s]), ...opts });
@@ -102,7 +103,7 @@ test('a PVC on a no-attach driver (NFS): containers start, the pod stops waiting
 });
 
 test('10 000 pods through the window: samples, tracked pods and waiting pods stay within their bounds', () => {
-  const { clock, state } = clocked({ windowSize: 500, maxTracked: 300 });
+  const { clock, state } = clocked({ windowMs: 24 * 3_600_000, maxSamples: 500, maxTracked: 300 });
   state.nodeSeen({ status: {} });
   for (let i = 0; i < 10_000; i++) {
     const t = T0 + i * 1000;
@@ -116,19 +117,57 @@ test('10 000 pods through the window: samples, tracked pods and waiting pods sta
   }
   const snap = state.snapshot();
   assert.equal(snap.startup.total.samples, 500);
+  assert.equal(snap.startup.total.overflowed, true, 'more pods started in the window than it keeps: said');
   assert.equal(state.startup.windows.total.total, 6666, 'every finished pod was counted once');
   assert.ok(snap.trackedPods <= 300, `tracked ${snap.trackedPods}`);
   assert.ok(state.attach.waitingPods <= 300);
   assert.equal(snap.attach.samples, 500);
 });
 
-test('the window keeps the newest samples and ignores non-finite ones', () => {
-  const w = new SampleWindow(3);
-  for (const v of [1, 2, 3, 4, Number.NaN, 5]) w.push(v);
-  assert.equal(w.size, 3);
-  assert.equal(w.percentile(50), 4);
-  assert.equal(w.percentile(100), 5);
-  assert.throws(() => new SampleWindow(0), /positive integer/);
+test('the window keeps the newest samples within its cap and ignores non-finite ones', () => {
+  const w = new TimedWindow(3, 60_000);
+  [1, 2, 3, 4, Number.NaN, 5].forEach((v, i) => w.push(T0 + i, v));
+  assert.equal(w.size(T0 + 10), 3);
+  assert.equal(w.percentile(50, T0 + 10), 4);
+  assert.equal(w.percentile(100, T0 + 10), 5);
+  assert.equal(w.overflowed(T0 + 10), true);
+  assert.throws(() => new TimedWindow(0, 1000), /positive integer/);
+  assert.throws(() => new TimedWindow(3, 0), /positive/);
+  assert.deepEqual([3_600_000, 90_000, 45_000, 5_400_000].map(windowText), ['1h', '1m30s', '45s', '1h30m']);
+});
+
+test('a figure covers the window: samples leave it by age, not by count; an empty window has no figure', () => {
+  const w = new TimedWindow(1000, 60_000);
+  for (let i = 0; i < 10; i++) w.push(T0 + i * 1000, 30_000);
+  assert.equal(w.percentile(99, T0 + 30_000), 30_000);
+  // Two fast pods after a fix: with the slow ones still inside the window, the p99 is theirs.
+  w.push(T0 + 40_000, 800);
+  w.push(T0 + 41_000, 900);
+  assert.equal(w.size(T0 + 45_000), 12);
+  assert.equal(w.percentile(99, T0 + 45_000), 30_000);
+  // Once the window holds only the new pods (the last slow one at T0 + 9 s is older than 60 s), theirs.
+  assert.equal(w.size(T0 + 69_500), 2);
+  assert.equal(w.percentile(99, T0 + 69_500), 900);
+  assert.equal(w.overflowed(T0 + 69_500), false);
+  assert.equal(w.percentile(99, T0 + 200_000), null, 'no pod started in the window: no figure, not the last one');
+  assert.equal(w.size(T0 + 200_000), 0);
+});
+
+test('a node that starts no pod for longer than the window: the snapshot has no start-up figure and no attach figure', () => {
+  const { clock, state } = clocked({ windowMs: 120_000 });
+  state.nodeSeen({ status: {} });
+  const created = T0 - 300;
+  state.podSeen(podObject('a', { createdAt: created, scheduledAt: T0, volumes: [PVC('c')] }));
+  clock.now = T0 + 11_000;
+  state.nodeSeen({ status: { volumesAttached: [{ name: csiName('driver.longhorn.io', 'pvc-a') }] } });
+  clock.now = T0 + 12_000;
+  state.podSeen(podObject('a', { createdAt: created, scheduledAt: T0, initializedAt: T0, startedAt: T0 + 12_000, readyAt: T0 + 12_000, volumes: [PVC('c')] }));
+  let snap = state.snapshot();
+  assert.deepEqual([snap.startup.total.samples, snap.attach.samples, snap.attach.drivers], [1, 1, ['driver.longhorn.io']]);
+  assert.deepEqual(snap.window, { ms: 120_000, maxSamples: 1000 });
+  clock.now = T0 + 12_000 + 120_001;
+  snap = state.snapshot();
+  assert.deepEqual([snap.startup.total.samples, snap.startup.total.p99Ms, snap.attach.samples, snap.attach.p90Ms, snap.attach.drivers], [0, null, 0, null, []]);
 });
 
 test('garbage pods, nodes and CSI objects never throw', () => {

@@ -22,3 +22,12 @@ The agent's image: repository@digest, else repository:tag, the tag defaulting to
 {{- printf "%s:%s" $repository (.Values.image.tag | default .Chart.AppVersion | toString) -}}
 {{- end -}}
 {{- end -}}
+
+{{/*
+The labels of the objects of templates/cleanup.yaml (the uninstall's cleanup), which the kustomizations do not have.
+*/}}
+{{- define "node-tuning-advisor.cleanupLabels" -}}
+app.kubernetes.io/component: cleanup
+app.kubernetes.io/name: node-tuning-advisor
+app.kubernetes.io/part-of: node-tuning-advisor
+{{- end -}}

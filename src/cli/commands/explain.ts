@@ -33,6 +33,7 @@ export function definitionLines(rule: EffectiveRule, width: number): string[] {
       `scope ${rule.scope ?? 'node'}${rule.scope === 'cluster' ? ' (checked by "report")' : ''}, severity ${rule.severity}, weight ${rule.weight}, category ${rule.category}; defined at ${rule.file}:${rule.line}`,
       '',
       ...(rule.appliesWhen ? ['Applies when:', ...describeCondition(rule.appliesWhen, '  ')] : ['Applies to every host.']),
+      ...(rule.enoughDataWhen ? ['Enough to judge when (else not applicable, no Event):', ...describeCondition(rule.enoughDataWhen, '  ')] : []),
       'Fails when:',
       ...describeCondition(rule.failsWhen, '  '),
       ...params,

@@ -14,9 +14,10 @@ Commands:
   scan              check this machine (run it on a node) against the rules
   explain RULE      what a rule checks, its parameters, fix and references
   measure           pod-startup --node NODE: N pods at once on the node, each phase timed, --compare
+  cleanup           remove every annotation, label and heartbeat the agents wrote (after uninstalling them)
   version           the plugin's version
 
-Flags (report, describe, measure): --kubeconfig FILE, --context NAME (as kubectl; $KUBECONFIG is read too),
+Flags (report, describe, measure, cleanup): --kubeconfig FILE, --context NAME (as kubectl; $KUBECONFIG is read too),
 -o/--output table|json|yaml. Each command's own flags: ${PLUGIN} <command> --help.
 `;
 
@@ -29,6 +30,7 @@ export async function kubectlPluginCommand(args: string[], io: Io): Promise<numb
     case 'report': return (await import('./report.ts')).reportCommand(rest, io);
     case 'describe': return (await import('./describe.ts')).describeCommand(rest, io, PLUGIN);
     case 'measure': return (await import('./measure.ts')).measureCommand(rest, io);
+    case 'cleanup': return (await import('./cleanup.ts')).cleanupCommand(rest, io);
     case 'explain': return (await import('./explain.ts')).explainCommand(rest, io);
     case 'scan': {
       const flag = rest.find((arg) => KUBE_FLAG.test(arg));
@@ -39,6 +41,6 @@ export async function kubectlPluginCommand(args: string[], io: Io): Promise<numb
       io.stdout.write(PLUGIN_USAGE);
       return sub === undefined ? EXIT_INPUT : EXIT_OK;
     default:
-      throw new UsageError(`unknown command "${sub}": use report, describe NODE, scan, explain RULE or measure pod-startup (${PLUGIN} --help)`);
+      throw new UsageError(`unknown command "${sub}": use report, describe NODE, scan, explain RULE, measure pod-startup or cleanup (${PLUGIN} --help)`);
   }
 }

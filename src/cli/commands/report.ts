@@ -8,8 +8,8 @@ import { ClusterReportStream } from '../../publish/cluster-stream.ts';
 import { renderClusterMarkdown, renderClusterTable } from '../../publish/cluster-report.ts';
 import { SEVERITIES, type Severity } from '../../report/types.ts';
 import { stripControls, terminalSafe } from '../../text/terminal.ts';
-import { EXIT_FINDINGS, EXIT_OK, UsageError, oneOf, parseFlags, terminalWidth, useColor, type Io } from '../io.ts';
-import { KUBE_FLAGS, KUBE_FLAGS_USAGE, clusterApiFrom } from '../kube-flags.ts';
+import { EXIT_FINDINGS, EXIT_OK, numberFlag, oneOf, parseFlags, terminalWidth, useColor, type Io } from '../io.ts';
+import { AGENT_NAMESPACE_FLAG, AGENT_NAMESPACE_USAGE, KUBE_FLAGS, KUBE_FLAGS_USAGE, clusterApiFrom, namespaceFlag } from '../kube-flags.ts';
 import { pagingProgress } from '../paging-progress.ts';
 
 /** The report's own client rate limit (requests per second; burst twice that). */
@@ -21,9 +21,11 @@ export const REPORT_USAGE = `Usage: node-tuning-advisor report [flags]
 The cluster view: the worst nodes' score, grade and failing rules (from the
 agents' annotations), the other nodes grouped, failing rules counted across
 nodes by role, then the cluster-scope checks (Tekton, CSI sidecars, Events split).
+A node whose agent's heartbeat is older than 3 periods, or missing, is STALE:
+its last grade is shown, not counted with the current ones.
 
 Flags:
-${KUBE_FLAGS_USAGE}  -l, --selector SEL     only nodes matching this label selector (e.g. node-role.kubernetes.io/worker)
+${KUBE_FLAGS_USAGE}${AGENT_NAMESPACE_USAGE}  -l, --selector SEL     only nodes matching this label selector (e.g. node-role.kubernetes.io/worker)
   -o, --output FORMAT    table (default: fits the terminal, 100 columns when piped), markdown,
                          json or yaml (every node, streamed as it is read)
   -v, --verbose          table: the cluster checks' evidence, full fix and references
@@ -37,11 +39,12 @@ ${KUBE_FLAGS_USAGE}  -l, --selector SEL     only nodes matching this label selec
   --no-bundled-rules     use only the --rules given
   -h, --help             this help
 
-Reads only, lists one request at a time: nodes as metadata (labels and
-annotations); ConfigMaps named feature-flags; PipelineRuns as metadata, then
-the 50 newest in full; Deployments, StatefulSets and DaemonSets (to find
-Tekton's controller and the CSI sidecars), then ≤ 5 running pods of those by
-their workload's selector, and their log tails. Never all pods, never one
+Reads only, lists one request at a time: the heartbeat Leases in the agents'
+namespace; nodes as metadata (labels and annotations); ConfigMaps named
+feature-flags; PipelineRuns as metadata, then the 50 newest in full;
+Deployments, StatefulSets and DaemonSets (to find Tekton's controller and
+the CSI sidecars), then ≤ 5 running pods of those by their workload's
+selector, and their log tails. Never all pods, never one
 request per node. On a terminal, progress and the requests and bytes it cost
 go to stderr.
 Exit codes: 0 nothing failed at or above --fail-on; 1 something did;
@@ -52,15 +55,6 @@ const OUTPUTS = ['table', 'json', 'yaml', 'markdown'] as const;
 const FAIL_ON = ['warning', 'critical', 'never'] as const;
 const RANK: Record<Severity, number> = { info: 0, warning: 1, critical: 2 };
 
-/** A whole number in [min, max] from a flag, or a UsageError naming the flag. */
-export function numberFlag(flag: string, value: string | undefined, fallback: number, min: number, max: number): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!/^\d+(\.\d+)?$/.test(value.trim()) || !Number.isFinite(n) || n < min || n > max) {
-    throw new UsageError(`${flag} must be a number from ${min} to ${max} (got "${value.slice(0, 40)}")`);
-  }
-  return n;
-}
 
 /** Severities failing anywhere: on a node (as its agent reports) or in the cluster checks. */
 export function clusterExitCode(report: Pick<ClusterReport, 'summary' | 'cluster'>, failOn: (typeof FAIL_ON)[number]): number {
@@ -85,6 +79,7 @@ function parseReportFlags(args: string[]) {
     rules: { type: 'string', multiple: true },
     'no-bundled-rules': { type: 'boolean' },
     verbose: { type: 'boolean', short: 'v' },
+    ...AGENT_NAMESPACE_FLAG,
   }, 'report');
   return {
     values,
@@ -93,6 +88,7 @@ function parseReportFlags(args: string[]) {
     limit: values.all ? Infinity : numberFlag('--limit', values.limit, DEFAULT_LIMIT, 0, 1_000_000),
     pageSize: Math.floor(numberFlag('--page-size', values['page-size'], DEFAULT_PAGE_SIZE, 0, 10_000)),
     qps: numberFlag('--qps', values.qps, DEFAULT_REPORT_QPS, 0.1, 1000),
+    agentNamespace: namespaceFlag('--agent-namespace', values['agent-namespace']),
   };
 }
 
@@ -119,6 +115,7 @@ export async function reportCommand(args: string[], io: Io): Promise<number> {
       ruleLocations: values.rules ?? [],
       bundledRules: !values['no-bundled-rules'],
       generatedAt,
+      agentNamespace: flags.agentNamespace,
       // JSON and YAML list every node as it is read (strings cleaned as they are written); the table keeps the worst.
       limit: stream ? 0 : flags.limit,
       ...(stream ? { onNode: (row) => stream.node(row) } : {}),

@@ -3,7 +3,7 @@ import { BUNDLED_RULES_DIR, formatRuleError, loadRules } from '../../rules/load.
 import type { LoadedRule, RuleFileError } from '../../rules/rule-file.ts';
 import { loadRuleSet } from '../../rules/rule-set.ts';
 import type { Condition } from '../../rules/schema.ts';
-import { isLeaf } from '../../rules/schema.ts';
+import { isLeaf, ruleConditions } from '../../rules/schema.ts';
 import { factsIn, renderValue } from '../../rules/conditions.ts';
 import { hang, padEnd } from '../../publish/terminal/layout.ts';
 import { displayWidth } from '../../text/columns.ts';
@@ -66,7 +66,7 @@ async function lint(args: string[], io: Io): Promise<number> {
 /** Lint only (a rule file without labels still loads: its reasons then name the keys). */
 function unlabelledFacts(rules: LoadedRule[]): RuleFileError[] {
   return rules.flatMap((rule) => {
-    const missing = [...new Set([...factsIn(rule.appliesWhen), ...factsIn(rule.failsWhen)])].filter((key) => !Object.hasOwn(rule.factLabels ?? {}, key));
+    const missing = [...new Set(ruleConditions(rule).flatMap(([, condition]) => factsIn(condition)))].filter((key) => !Object.hasOwn(rule.factLabels ?? {}, key));
     return missing.map((key) => ({
       file: rule.file, line: rule.line, col: 1, key: rule.id,
       message: `fact "${key}" has no label; add it to the file's top-level "facts:" map (a few words that reasons show instead of the key)`,

@@ -7,11 +7,15 @@ import type { FactSet } from '../../facts/fact-set.ts';
 import type { HostRoot } from '../../host/host-root.ts';
 import { listProcesses, parseFlags, type FlagMap } from '../../host/processes.ts';
 import { pickComponentProcess } from '../../host/component-process.ts';
-import { configLayerFrom, KUBELET_BOOLEAN_FLAGS, KUBELET_FIELDS, mergeKubeletSettings, suggestedLimits, type ConfigLayer } from './config.ts';
+import { configLayerFrom, KUBELET_BOOLEAN_FLAGS, KUBELET_FIELDS, mergeKubeletSettings, suggestedLimits, type ConfigLayer, type Setting } from './config.ts';
 import { findKubeletCommand, type KubeletCommand } from './command.ts';
 import { detectKubeletVersion } from './version.ts';
-import { detectLayout, qpsLocation } from './remediation.ts';
+import { detectLayout, qpsLocation, restartOf, type KubeletLayout } from './remediation.ts';
 import { fileOf, lineIn, withLine } from '../file-lines.ts';
+import { driftOf, NOT_READ, runningEffective, runningUnknown, runningValues } from './running.ts';
+import { binaryPart, configPart, processStartedAt, recordRestartPending } from './restart-pending.ts';
+import type { CollectorContext } from '../collector.ts';
+import type { Effective, KubeletField } from './config.ts';
 
 const FIELD_FACTS = KUBELET_FIELDS.map((field) => `kubelet.${field}`);
 
@@ -69,13 +73,49 @@ function setUnknownFields(facts: FactSet, reason: string): void {
   for (const key of [...FIELD_FACTS, 'kubelet.qpsSetIn', 'kubelet.qpsFix']) facts.unknown(key, reason);
 }
 
+const RESTART_FACTS = ['kubelet.configDrift', 'kubelet.restartPending', 'kubelet.restartPendingWhy'];
+
+/** kubelet.configz.read: whether the agent read the running configuration, and why not. */
+function recordConfigzRead(facts: FactSet, cluster: CollectorContext['cluster']): void {
+  const view = cluster?.kubeletConfig;
+  if (!view) return facts.set('kubelet.configz.read', null, 'default', NOT_READ);
+  facts.set('kubelet.configz.read', view.result, view.source, view.result === 'ok' ? `the running kubelet's configuration${view.apiVersion ? ` (${view.apiVersion})` : ''}` : view.reason);
+}
+
+/** The kubelet facts: the running values where /configz was read (files as evidence), else the files with why. */
+function recordFields(facts: FactSet, effective: Map<KubeletField, Effective>, undecided: Map<KubeletField, string>, cluster: CollectorContext['cluster']): void {
+  const view = cluster?.kubeletConfig;
+  const running = view?.result === 'ok' && view.config ? runningValues(view.config) : undefined;
+  for (const field of KUBELET_FIELDS) {
+    const fromFiles = effective.get(field);
+    if (running?.has(field) && view) {
+      const value = runningEffective(field, running.get(field) as Setting, view, fromFiles);
+      facts.set(`kubelet.${field}`, value.value, value.source, value.detail);
+    } else if (fromFiles) facts.set(`kubelet.${field}`, fromFiles.value, fromFiles.source, view ? `${fromFiles.detail}; ${runningUnknown(view)}` : fromFiles.detail);
+    else facts.unknown(`kubelet.${field}`, undecided.get(field) ?? `${field} could not be decided`);
+  }
+}
+
+async function restartPending(ctx: CollectorContext, command: KubeletCommand, layout: KubeletLayout, files: string[], effective: Map<KubeletField, Effective> | undefined): Promise<void> {
+  const { host, facts, cluster } = ctx;
+  const view = cluster?.kubeletConfig;
+  const running = view?.result === 'ok' && view.config ? runningValues(view.config) : undefined;
+  const notRead = view ? view.reason ?? view.result : NOT_READ;
+  const drift = running && effective ? await driftOf(host, running, effective) : { unknown: effective ? notRead : 'the kubelet\'s files could not be read' };
+  const startedAt = command.via === 'process' && command.pid !== undefined ? await processStartedAt(host, command.pid) : undefined;
+  const config = await configPart(host, drift, files, startedAt, command.pid !== undefined ? `/proc/${command.pid}/stat` : command.source);
+  recordRestartPending(facts, config, await binaryPart(host, command, startedAt, cluster), restartOf(layout));
+}
+
 const kubeletCollector: Collector = {
   name: 'kubelet',
   provides: [
-    'kubelet.present', 'kubelet.commandSource', 'kubelet.configLayout', 'kubelet.configFile', 'kubelet.configDropIns',
+    'kubelet.present', 'kubelet.binaryReplaced', 'kubelet.configz.read', 'kubelet.restartCommand', ...RESTART_FACTS, 'kubelet.commandSource', 'kubelet.configLayout', 'kubelet.configFile', 'kubelet.configDropIns',
     'kubelet.version', ...FIELD_FACTS, 'kubelet.suggestedQPS', 'kubelet.suggestedBurst', 'kubelet.qpsSetIn', 'kubelet.qpsFix',
   ],
-  async collect({ host, facts, cluster }) {
+  async collect(ctx) {
+    const { host, facts, cluster } = ctx;
+    recordConfigzRead(facts, cluster);
     const command = await findKubeletCommand(host);
     if (!command) {
       const refused = (await pickComponentProcess(host, await listProcesses(host), ['kubelet'])).refused;
@@ -95,19 +135,23 @@ const kubeletCollector: Collector = {
     if (version.version) facts.set('kubelet.version', version.version, version.source, version.hint.why);
     else facts.unknown('kubelet.version', version.hint.why, version.source);
 
-    if (command.problems.length > 0) return setUnknownFields(facts, command.problems.join('; '));
+    if (command.problems.length > 0) {
+      await restartPending(ctx, command, layout, command.files, undefined);
+      return setUnknownFields(facts, command.problems.join('; '));
+    }
     const layers = await readLayers(host, command, flags);
     facts.set('kubelet.configFile', layers.configFile ?? null, flags.get('config')?.origin ?? command.source);
     facts.set('kubelet.configDropIns', layers.dropIns, flags.get('config-dir')?.origin ?? command.implicitConfigDir ?? command.source);
-    if (layers.blocker) return setUnknownFields(facts, layers.blocker);
+    const read = [...(layers.configFile ? [layers.configFile] : []), ...layers.dropIns, ...command.files];
+    if (layers.blocker) {
+      await restartPending(ctx, command, layout, read, undefined);
+      return setUnknownFields(facts, layers.blocker);
+    }
 
     const { effective, undecided } = mergeKubeletSettings(layers.layers, flags, version.hint);
-    for (const field of KUBELET_FIELDS) {
-      const value = effective.get(field);
-      if (value) facts.set(`kubelet.${field}`, value.value, value.source, value.detail);
-      else facts.unknown(`kubelet.${field}`, undecided.get(field) ?? `${field} could not be decided`);
-    }
-    const maxPods = effective.get('maxPods')?.value;
+    recordFields(facts, effective, undecided, cluster);
+    await restartPending(ctx, command, layout, read, effective);
+    const maxPods = facts.value('kubelet.maxPods');
     const suggested = suggestedLimits(typeof maxPods === 'number' ? maxPods : 110);
     const basis = `scaled to maxPods ${typeof maxPods === 'number' ? maxPods : 110} (1.5×/2× pods, at least 50/100; seed 000 used 150/200 for 100 pods)`;
     facts.set('kubelet.suggestedQPS', suggested.qps, 'inferred', basis);

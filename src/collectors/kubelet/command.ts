@@ -26,8 +26,8 @@ export interface KubeletCommand {
   /** k3s/rke2 always start the kubelet with this drop-in directory when it exists. */
   implicitConfigDir?: string;
   problems: string[];
-  /** How the live process was trusted (verified, or inferred from its name with the reasoning). */
-  trust?: Pick<JudgedProcess, 'level' | 'why'>;
+  /** How the live process was trusted (verified, or inferred from its name with the reasoning), and whether its binary was replaced since. */
+  trust?: Pick<JudgedProcess, 'level' | 'why' | 'replaced'>;
   /** Processes named kubelet that were not used, with why. */
   refused: string[];
 }
@@ -42,7 +42,8 @@ async function findKubeletCommandIn(host: HostRoot): Promise<KubeletCommand | un
   const { refused } = picked;
   const live = picked.chosen?.process;
   if (live && picked.chosen) {
-    const trust = { level: picked.chosen.level, why: picked.chosen.why };
+    const { level, why, replaced } = picked.chosen;
+    const trust = { level, why, ...(replaced ? { replaced } : {}) };
     const cmdline = `/proc/${live.pid}/cmdline`;
     const args = attributeOrigins(argsFrom(live.argv.slice(1), cmdline), unit?.args ?? []);
     const rancher = await detectRancher(host);

@@ -169,7 +169,7 @@ export function mergeKubeletSettings(layers: ConfigLayer[], flags: FlagMap, hint
 }
 
 /** client-go turns QPS 0 into 5 and Burst 0 into 10: an explicit 0 throttles, it does not unlimit. */
-function applyClientGoZero(field: KubeletField, chosen: Effective): Effective {
+export function applyClientGoZero(field: KubeletField, chosen: Effective): Effective {
   if (chosen.value !== 0) return chosen;
   if (field === 'kubeAPIQPS') return { ...chosen, value: 5, detail: `${chosen.detail}; set to 0, which client-go replaces with its default 5` };
   if (field === 'kubeAPIBurst') return { ...chosen, value: 10, detail: `${chosen.detail}; set to 0, which client-go replaces with its default 10` };

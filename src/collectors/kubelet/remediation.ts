@@ -26,7 +26,7 @@ export interface QpsLocation {
   fix: string;
 }
 
-function restartOf(layout: KubeletLayout): string {
+export function restartOf(layout: KubeletLayout): string {
   if (layout === 'k3s') return 'systemctl restart k3s (k3s-agent on agents)';
   if (layout === 'rke2') return 'systemctl restart rke2-server (rke2-agent on agents)';
   if (layout === 'microk8s') return 'snap restart microk8s.daemon-kubelite';

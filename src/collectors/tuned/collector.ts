@@ -114,7 +114,7 @@ const tunedCollector: Collector = {
   name: 'tuned',
   provides: [
     'tuned.installed', 'tuned.profiles', 'tuned.activeProfiles', 'tuned.postLoadedProfile', 'tuned.loadedProfiles',
-    'tuned.profileChain', 'tuned.mode', 'tuned.running', 'tuned.recommendedProfile', 'tuned.fixKind', ...Object.values(CPU_SETTING_FACTS),
+    'tuned.profileChain', 'tuned.mode', 'tuned.running', 'tuned.recommendedProfile', 'tuned.fixKind', 'tuned.cpu.setsPolicy', ...Object.values(CPU_SETTING_FACTS),
   ],
   reads: ['cpu.cpufreq', 'cpu.policies', 'cpu.virtualized', 'cpu.hypervisor'],
   async collect(ctx) {

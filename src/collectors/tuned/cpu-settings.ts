@@ -80,8 +80,13 @@ export function cpuUnitOf(merged: Profile): { unit: ProfileUnit | undefined; oth
   return { unit, others: units.filter((u) => u !== unit).map((u) => `[${u.name}] devices=${u.devices}`) };
 }
 
+/** Whether the merged profile sets a CPU policy at all (governor, EPP or EPB): the tuned-profile rule's want line follows it. */
+const POLICY_OPTIONS = ['governor', 'energy_performance_preference', 'energy_perf_bias'];
+
 export async function recordCpuSettings(facts: FactSet, host: HostRoot, merged: Profile, chainSource: string): Promise<void> {
   const { unit, others } = cpuUnitOf(merged);
+  const sets = POLICY_OPTIONS.filter((option) => unit?.options.get(option));
+  facts.set('tuned.cpu.setsPolicy', sets.length > 0, chainSource, sets.length > 0 ? `the merged profile ${merged.name} sets ${sets.join(', ')}` : `the merged profile ${merged.name} sets no governor, EPP or EPB: the CPU policy is the kernel's (rule cpu-governor)`);
   const variables = merged.units.get('variables')?.options;
   const note = others.length > 0 ? `; other cpu units apply to some CPUs: ${others.join(', ')}` : '';
   for (const [option, key] of Object.entries(CPU_SETTING_FACTS) as [CpuOption, string][]) {
@@ -103,8 +108,10 @@ export async function recordCpuSettings(facts: FactSet, host: HostRoot, merged: 
 
 export function recordCpuSettingsUnknown(facts: FactSet, reason: string): void {
   for (const key of Object.values(CPU_SETTING_FACTS)) facts.unknown(key, reason);
+  facts.unknown('tuned.cpu.setsPolicy', reason);
 }
 
 export function recordCpuSettingsNone(facts: FactSet, source: string, why: string): void {
   for (const key of Object.values(CPU_SETTING_FACTS)) facts.set(key, null, source, why);
+  facts.set('tuned.cpu.setsPolicy', false, source, why);
 }

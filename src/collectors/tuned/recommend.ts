@@ -45,10 +45,14 @@ function matches(pattern: string, subject: string, flags = 's'): boolean {
   }
 }
 
-async function optionMatches(inputs: RecommendInputs, key: string, pattern: string): Promise<boolean | 'unknown'> {
+/** true, false, or why it cannot be told. */
+async function optionMatches(inputs: RecommendInputs, key: string, pattern: string): Promise<boolean | string> {
   const { host } = inputs;
-  if (key === 'virt') return inputs.virt === undefined ? 'unknown' : matches(pattern, inputs.virt);
-  if (key === 'system') return matches(pattern, await systemCpe(host));
+  if (key === 'virt') return inputs.virt === undefined ? 'needs to know whether this is a VM' : matches(pattern, inputs.virt);
+  if (key === 'system') {
+    const cpe = await systemCpe(host);
+    return typeof cpe === 'string' ? matches(pattern, cpe) : cpe.unknown;
+  }
   if (key.startsWith('/')) {
     const file = await host.readText(key);
     return file.ok && matches(pattern, file.text);
@@ -64,19 +68,21 @@ async function optionMatches(inputs: RecommendInputs, key: string, pattern: stri
 }
 
 /**
- * What TuneD matches `system=` against: /etc/system-release-cpe. Where that single file is not
- * mounted (the DaemonSet), a Red Hat family os-release's CPE_NAME holds the same string; other
- * distributions ship no such file, so for them TuneD matches "" whatever os-release says.
+ * What TuneD matches `system=` against: /etc/system-release-cpe only, read as "" when absent
+ * (tuned/utils/profile_recommender.py). Absent under the real root, or under a root that holds the
+ * host's /etc (its os-release is there), it is "". Under a root without /etc (the DaemonSet mounts
+ * only parts of it) absence proves nothing: a Red Hat family release ships the file, so there it is
+ * unknown; other distributions ship none, so "" is inferred.
  */
-async function systemCpe(host: HostRoot): Promise<string> {
+async function systemCpe(host: HostRoot): Promise<string | { unknown: string }> {
   const cpe = await host.readText('/etc/system-release-cpe');
   if (cpe.ok) return cpe.text;
-  for (const file of ['/etc/os-release', '/usr/lib/os-release']) {
-    const osRelease = await host.readText(file, { maxBytes: 64 * 1024 });
-    if (!osRelease.ok) continue;
-    const field = (name: string): string => new RegExp(`^${name}=("?)([^"\n]*)\\1$`, 'm').exec(osRelease.text)?.[2] ?? '';
-    const redHatFamily = /\b(rhel|fedora|centos)\b/.test(`${field('ID')} ${field('ID_LIKE')}`);
-    return redHatFamily ? field('CPE_NAME') : '';
+  if (cpe.code !== 'ENOENT') return { unknown: `needs /etc/system-release-cpe (${cpe.reason})` };
+  if (host.isRealRoot || (await host.exists('/etc/os-release'))) return '';
+  const osRelease = await host.readText('/usr/lib/os-release', { maxBytes: 64 * 1024 });
+  const field = (name: string): string => (osRelease.ok ? new RegExp(`^${name}=("?)([^"\n]*)\\1$`, 'm').exec(osRelease.text)?.[2] ?? '' : '');
+  if (/\b(rhel|fedora|centos)\b/.test(`${field('ID')} ${field('ID_LIKE')}`)) {
+    return { unknown: `needs /etc/system-release-cpe, which TuneD matches system= against and a Red Hat family release ships, but the host root ${host.root} holds no /etc to tell (mount it read-only to decide)` };
   }
   return '';
 }
@@ -87,7 +93,7 @@ async function anyProcessMatches(host: HostRoot, pattern: string): Promise<boole
 
 async function firstMatch(inputs: RecommendInputs, text: string, file: string): Promise<Recommendation | undefined> {
   for (const section of parseIni(text)) {
-    let verdict: boolean | 'unknown' = true;
+    let verdict: boolean | string = true;
     for (const { key, value: pattern } of section.options) {
       const result = await optionMatches(inputs, key, pattern);
       if (result !== true) {
@@ -95,7 +101,7 @@ async function firstMatch(inputs: RecommendInputs, text: string, file: string): 
         break;
       }
     }
-    if (verdict === 'unknown') return { unknown: `${file} [${section.name}] needs to know whether this is a VM` };
+    if (typeof verdict === 'string') return { unknown: `${file} [${section.name}] ${verdict}` };
     if (verdict) return { profile: section.name.replace(/,[^,]*$/, ''), file };
   }
   return undefined;

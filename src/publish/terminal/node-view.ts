@@ -7,6 +7,7 @@ import { parseFindingLine, type ParsedFindingLine } from '../../wire/finding-lin
 import { oneLine } from '../../text/controls.ts';
 import { failBlock, idColumn, painter, unknownBlock, unknownGroups, type Layout } from './findings.ts';
 import { hang, row } from './layout.ts';
+import { coverageFromCounts, coverageText } from '../../report/score.ts';
 
 /** What the plugin's rule set knows about a rule the annotations only name. */
 export type RuleInfo = (ruleId: string) => { title: string; category: string } | undefined;
@@ -70,13 +71,25 @@ function header(advice: NodeAdvice, layout: Layout): string[] {
       : `its node-tuning-advisor annotations cannot be read: ${advice.problem ?? ''}`;
     return [layout.paint('bold', `node ${advice.node} · ${roles}`), ...hang('', why, layout.width, 2)];
   }
-  const { score, grade, counts, omitted } = advice.report;
-  const tally = [`${counts.fail} failing`, `${counts.unknown} unknown`, `${counts.pass} pass`, `${counts['not-applicable']} not applicable`];
+  const { score, grade, counts, omitted, rules } = advice.report;
+  const coverage = coverageFromCounts(counts, rules.filter((e) => e.status === 'unknown').map((e) => e.severity));
+  const tally = [`${counts.fail} failing`, `${counts.unknown} unknown`, `${counts.pass} pass`, `${counts['not-applicable']} not applicable`, coverageText(coverage)];
+  const stale = advice.heartbeat?.state === 'stale';
   return [
-    ...hang('', `node ${advice.node} · score ${score}/100, grade ${grade} · ${roles} · as its agent published it`, layout.width, 2)
+    ...hang('', `node ${advice.node} · score ${score}/100, grade ${grade} · ${roles} · as its agent ${stale ? 'last ' : ''}published it`, layout.width, 2)
       .map((line, i) => (i === 0 ? layout.paint('bold', line) : line)),
     ...hang('', `${tally.join(' · ')}${omitted > 0 ? ` · ${omitted} more not published (8 KiB limit)` : ''}`, layout.width, 2),
+    ...heartbeatLines(advice, layout),
   ];
+}
+
+/** STALE in bold when no heartbeat vouches for the findings any more; otherwise how old the heartbeat is. */
+function heartbeatLines(advice: NodeAdvice, layout: Layout): string[] {
+  const heartbeat = advice.heartbeat;
+  if (!heartbeat) return [];
+  if (heartbeat.state !== 'stale') return hang('', `Heartbeat: ${heartbeat.reason}`, layout.width, 2);
+  return hang('STALE: ', `${heartbeat.reason}. These findings may no longer be true.`, layout.width, 2)
+    .map((line, i) => (i === 0 ? layout.paint('bold', line) : line));
 }
 
 export function renderNodeView(advice: NodeAdvice, info: RuleInfo, options: NodeViewOptions): string {

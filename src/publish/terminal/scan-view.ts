@@ -2,6 +2,7 @@
 // block per failing rule, unknown rules grouped by reason, passing and not-applicable rules as
 // counts. Every line fits `width`; the evidence is one flag away (--verbose), every rule one more (--all).
 import type { Finding, Report } from '../../report/types.ts';
+import { coverageText } from '../../report/score.ts';
 import { countLines, failBlock, idColumn, painter, settledBlock, unknownBlock, unknownGroups, type Layout } from './findings.ts';
 import { hang } from './layout.ts';
 
@@ -24,7 +25,7 @@ function header(report: Report, layout: Layout, hostRoot: string): string[] {
   const { counts } = report;
   const tally = [
     `${counts.fail} failing${bySeverity.length > 0 ? ` (${bySeverity.join(', ')})` : ''}`,
-    `${counts.unknown} unknown`, `${counts.pass} pass`, `${counts['not-applicable']} not applicable`,
+    `${counts.unknown} unknown`, `${counts.pass} pass`, `${counts['not-applicable']} not applicable`, coverageText(report.coverage),
   ].join(' · ');
   return [
     ...hang('', `node ${report.node} · score ${report.score}/100, grade ${report.grade}`, layout.width, 2)
