@@ -7,6 +7,7 @@ import { agentRank, failingRules, isStale, slimRow, worstFirst, type NodeRow } f
 import type { HeartbeatSummary } from './heartbeats.ts';
 import type { RuleEntry } from '../wire/annotations.ts';
 import { TopN } from './top.ts';
+import { countRestartPending, restartPendingTally, type RestartPending } from './restart-pending.ts';
 
 type Grade = Report['grade'];
 
@@ -23,6 +24,8 @@ export interface FleetSummary {
   failing: Record<Severity, number>;
   /** Failing rule ids the rule set does not know, tallied apart: never in `fleet` or the groups. */
   unknownRules: UnknownRules;
+  /** Current nodes with kubelet-restart-pending failing, each once; null when the rule set has no such rule. */
+  restartPending: RestartPending | null;
   /** The heartbeat Leases read (report sets it). */
   heartbeats?: HeartbeatSummary;
 }
@@ -117,7 +120,7 @@ export const nodes = (n: number) => `${spaced(n)} ${n === 1 ? 'node' : 'nodes'}`
 export class FleetTally {
   readonly summary: FleetSummary = {
     nodes: 0, withAgent: 0, stale: 0, noAgent: 0, unreadable: 0, grades: { A: 0, B: 0, C: 0, D: 0, F: 0 }, failing: { critical: 0, warning: 0, info: 0 },
-    unknownRules: { nodes: 0, ids: 0, more: false, examples: [] },
+    unknownRules: { nodes: 0, ids: 0, more: false, examples: [] }, restartPending: null,
   };
   private readonly worst: TopN<NodeRow>;
   private readonly groups = new Map<string, NodeGroup>();
@@ -132,6 +135,7 @@ export class FleetTally {
     this.ruleOf = ruleOf
       ? (entry) => ruleOf(entry.rule)
       : (entry) => ({ severity: entry.severity, category: entry.category as string });
+    this.summary.restartPending = restartPendingTally(options.ruleOf ?? (() => undefined));
   }
 
   add(row: NodeRow): void {
@@ -142,6 +146,7 @@ export class FleetTally {
       s.withAgent += 1;
       s.grades[row.report.grade] += 1;
       this.countRoles(row);
+      countRestartPending(s.restartPending, row);
     } else if (row.agent === 'none') s.noAgent += 1;
     else s.unreadable += 1;
     const out = this.worst.offer(slimRow(row));

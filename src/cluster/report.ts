@@ -11,6 +11,7 @@ import { InputError } from '../input-error.ts';
 import { loadRuleSet, type RuleSelection } from '../rules/rule-set.ts';
 import type { ApiRequest, ClusterApi } from './api.ts';
 import { clusterCheckFacts } from './checks.ts';
+import { explanationsFor, type RuleExplanation } from './explanations.ts';
 import { FleetTally, type FleetGroup, type FleetSummary, type NodeGroup } from './fleet.ts';
 import { nodeRow, type NodeRow } from './nodes.ts';
 import { HeartbeatBook } from './heartbeats.ts';
@@ -54,6 +55,8 @@ export interface ClusterReport {
   fleet: FleetGroup[];
   cluster: { score: number; grade: Report['grade']; counts: Record<FindingStatus, number>; coverage: Coverage; findings: Finding[]; facts: Record<string, Fact> };
   api: ApiSummary;
+  /** With `explain`: each rule the report names failing (fleet, node rows) or open in the cluster checks, as the rule set has it. */
+  explanations?: RuleExplanation[];
 }
 
 export interface ReportOptions extends RuleSelection {
@@ -64,6 +67,8 @@ export interface ReportOptions extends RuleSelection {
   generatedAt?: string;
   /** Every node row as it is read, in list (name) order: the JSON stream. */
   onNode?: (row: NodeRow) => void | Promise<void>;
+  /** Add the explanations of the rules the report names (the HTML page links them). */
+  explain?: boolean;
   /** Where the agents' heartbeat Leases are (default node-tuning-advisor). */
   agentNamespace?: string;
 }
@@ -153,16 +158,21 @@ export async function runClusterReport(api: ClusterApi, options: ReportOptions):
   const counts: Record<FindingStatus, number> = { fail: 0, unknown: 0, pass: 0, 'not-applicable': 0 };
   for (const f of findings) counts[f.status]++;
   const { score, grade, coverage } = judge(findings);
+  const nodes = tally.worstRows();
+  const fleet = tally.fleet();
+  const named = [...fleet.map((g) => g.rule), ...nodes.flatMap((row) => row.report?.rules.filter((e) => e.status === 'fail').map((e) => e.rule) ?? []),
+    ...findings.filter((f) => f.status === 'fail' || f.status === 'unknown').map((f) => f.ruleId)];
   return {
     schemaVersion: CLUSTER_REPORT_SCHEMA_VERSION,
     kind: 'ClusterReport',
     generatedAt,
     selector: options.selector ?? null,
     summary: tally.summary,
-    nodes: tally.worstRows(),
+    nodes,
     rest: tally.rest(),
-    fleet: tally.fleet(),
+    fleet,
     cluster: { score, grade, counts, coverage, findings, facts: facts.toJSON() },
     api: apiSummary(api),
+    ...(options.explain ? { explanations: explanationsFor(everyScope, named) } : {}),
   };
 }

@@ -11,6 +11,7 @@ import etcd from './etcd/collector.ts';
 import etcdPriority from './etcd/priority.ts';
 import { createEtcdFsyncCollector, type EtcdFsyncSettings } from './etcd/fsync.ts';
 import kubelet from './kubelet/collector.ts';
+import cgroup from './cgroup.ts';
 import controlPlaneLimits from './control-plane-limits.ts';
 import containerd from './containerd/collector.ts';
 import throttling from './throttling.ts';
@@ -19,7 +20,7 @@ import workloadApi from './workload-api.ts';
 import kubeletMetrics from './kubelet-metrics.ts';
 
 export const COLLECTORS: readonly Collector[] = [
-  kernel, cpu, tuned, nodeRole, inventory, etcd, etcdPriority, createEtcdFsyncCollector({ run: false }), kubelet, controlPlaneLimits, containerd, throttling,
+  kernel, cpu, tuned, nodeRole, inventory, etcd, etcdPriority, createEtcdFsyncCollector({ run: false }), kubelet, cgroup, controlPlaneLimits, containerd, throttling,
   volumesHost, workloadApi, kubeletMetrics,
 ];
 

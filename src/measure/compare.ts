@@ -7,6 +7,7 @@
 import { PUBLISHED_FACTS, type PublishedFact } from '../wire/summary-facts.ts';
 import type { RecordedFact } from './advisor.ts';
 import { TIMED_PARTS, partStats, type Measurement, type PhaseStats, type TimedPart } from './result.ts';
+import { sandboxStampOf } from '../workload/pod-milestones.ts';
 
 export const MIN_CHANGE_MS = 100;
 export const MIN_CHANGE_RATIO = 0.1;
@@ -137,6 +138,9 @@ function caveats(before: Measurement, after: Measurement): string[] {
   differ('placement', before.settings.placement, after.settings.placement);
   differ('PVC storage class', before.settings.pvcStorageClass ?? 'none', after.settings.pvcStorageClass ?? 'none');
   differ('cluster version', before.clusterVersion ?? 'unknown', after.clusterVersion ?? 'unknown');
+  if (sandboxStampOf(before.kubeletVersion) !== sandboxStampOf(after.kubeletVersion)) {
+    out.push(`initialization and creation are split differently: kubelet ${before.kubeletVersion ?? 'unknown'} before, ${after.kubeletVersion ?? 'unknown'} after (from 1.36 the sandbox, network and volumes count in initialization, before in creation); compare their sum`);
+  }
   if (before.outcome === 'timeout') out.push(`the before run timed out: only ${before.counts.ready} of ${before.counts.created} pods became Ready`);
   if (after.outcome === 'timeout') out.push(`this run timed out: only ${after.counts.ready} of ${after.counts.created} pods became Ready`);
   const noWait = [before.statusDelay ? '' : 'the before run', after.statusDelay ? '' : 'this run'].filter(Boolean);

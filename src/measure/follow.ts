@@ -7,6 +7,7 @@ import { WorkloadState } from '../workload/state.ts';
 import type { NotReadyGroup, PodSample } from './result.ts';
 import { byCodePoint, byText } from '../order.ts';
 import { sampleOf } from './pod-sample.ts';
+import { sandboxStampOf } from '../workload/pod-milestones.ts';
 import { Timelines, type Timeline } from './timeline.ts';
 import type { Obj } from '../kube/objects.ts';
 
@@ -130,10 +131,14 @@ export class PodFollower {
     if (view.terminal && !this.ready.has(name)) this.ended.add(name);
   }
 
-  /** One sample per Ready pod, by name; `pulls`: image pull time per pod from its Pulled event. */
-  samples(pulls: ReadonlyMap<string, number> = new Map()): PodSample[] {
+  /**
+   * One sample per Ready pod, by name; `pulls`: image pull time per pod from its Pulled event;
+   * `kubeletVersion`: the node's, which decides where initialization ends (from 1.36, at the sandbox).
+   */
+  samples(pulls: ReadonlyMap<string, number> = new Map(), kubeletVersion: string | null = null): PodSample[] {
+    const stamp = sandboxStampOf(kubeletVersion);
     return this.timelines.all()
-      .map((t) => sampleOf(t, pulls.get(t.name) ?? null))
+      .map((t) => sampleOf(t, pulls.get(t.name) ?? null, stamp))
       .filter((s): s is PodSample => s !== undefined)
       .sort((a, b) => byCodePoint(a.pod, b.pod));
   }

@@ -2,7 +2,7 @@
 // Ready received through the watch), the kubelet's phases from its own stamps, and the status delay
 // between the kubelet marking the pod Ready and the API showing it (client throttling). Plus the
 // checks that say whether a run's numbers can be trusted (clock skew, lost events, errors).
-import { MILESTONES, startupTimes, type Mark } from '../workload/pod-milestones.ts';
+import { MILESTONES, startupTimes, type Mark, type SandboxStamp } from '../workload/pod-milestones.ts';
 import type { Timeline } from './timeline.ts';
 import type { PodSample } from './result.ts';
 
@@ -11,8 +11,9 @@ export const SKEW_LIMIT_MS = 2_000;
 /** More failed requests or creates than this share makes the run not valid. */
 export const ERROR_LIMIT = 0.1;
 
-export function sampleOf(t: Timeline, imagePullMs: number | null): PodSample | undefined {
-  const times = startupTimes(t.marks, t.sentAt);
+/** `stamp`: what the node's kubelet version makes PodReadyToStartContainers mark (pod-milestones.ts sandboxStampOf). */
+export function sampleOf(t: Timeline, imagePullMs: number | null, stamp: SandboxStamp = 'containers'): PodSample | undefined {
+  const times = startupTimes(t.marks, t.sentAt, stamp);
   const ready = t.marks.ready;
   if (!times || !ready) return undefined;
   const rel = (ms: number): number => Math.round(ms - t.sentAt);

@@ -56,7 +56,8 @@ function attachStats(follower: PodFollower): PhaseStats {
 
 export function buildMeasurement(ctx: Context, follower: PodFollower, end: Ending): Measurement {
   const counts = follower.counts();
-  const samples = follower.samples(end.pulls);
+  const kubeletVersion = kubeletVersionOf(ctx.node.status?.nodeInfo?.kubeletVersion);
+  const samples = follower.samples(end.pulls, kubeletVersion);
   const phases = phaseTable(samples);
   const statusDelay = phaseStats(samples.map((s) => s.statusDelayMs ?? 0));
   const throttling = throttlingNote(statusDelay, ctx.advisor);
@@ -69,7 +70,7 @@ export function buildMeasurement(ctx: Context, follower: PodFollower, end: Endin
     namespace: end.namespace,
     clusterVersion: 'version' in ctx.cluster ? ctx.cluster.version : null,
     ...('unknown' in ctx.cluster ? { clusterVersionUnknown: ctx.cluster.unknown } : {}),
-    kubeletVersion: kubeletVersionOf(ctx.node.status?.nodeInfo?.kubeletVersion),
+    kubeletVersion,
     startedAt: new Date(end.burstAt).toISOString(),
     finishedAt: new Date(end.finishedAt).toISOString(),
     settings: {

@@ -33,7 +33,7 @@ function nodeCells(row: NodeRow): [string, string, string] {
 }
 
 /** "STALE: last heartbeat 31 min ago" or "STALE: no heartbeat". */
-function staleText(row: NodeRow): string {
+export function staleText(row: NodeRow): string {
   const seconds = row.heartbeat?.ageSeconds;
   return seconds === undefined ? 'STALE: no heartbeat' : `STALE: last heartbeat ${age(Math.abs(seconds))} ${seconds < 0 ? 'ahead' : 'ago'}`;
 }
@@ -75,12 +75,18 @@ export function unknownRulesLine(report: ClusterReport): string | undefined {
     + 'not counted above; agents with other rule files (run report with their --rules) or annotations someone else wrote';
 }
 
-function headLine(report: ClusterReport): string {
+/** "kubelet restart pending on 3 nodes", from the summary's tally; nothing when none. */
+function restartPendingPart(report: ClusterReport): string[] {
+  const pending = report.summary.restartPending;
+  return pending && pending.nodes > 0 ? [`kubelet restart pending on ${nodeCount(pending.nodes)}`] : [];
+}
+
+export function headLine(report: ClusterReport): string {
   const { nodes, withAgent, stale, noAgent, unreadable } = report.summary;
   const scope = report.selector ? ` matching ${report.selector}` : '';
   const counts = [`${spaced(withAgent)} with agent`, ...(stale > 0 ? [`${spaced(stale)} stale`] : []),
     ...(noAgent > 0 ? [`${spaced(noAgent)} no agent`] : []), ...(unreadable > 0 ? [`${spaced(unreadable)} unreadable`] : [])];
-  return `node-tuning-advisor report · ${nodeCount(nodes)}${scope} (${counts.join(', ')})`;
+  return [`node-tuning-advisor report · ${nodeCount(nodes)}${scope} (${counts.join(', ')})`, ...restartPendingPart(report)].join(' · ');
 }
 
 /** Below the head line: why no node could be called current or stale, or what stale means. */

@@ -42,7 +42,7 @@ export function factText(fact: RecordedFact): string {
 
 const IMAGE_SOURCE = { flag: '', node: ' (the node\'s own pause image)', fallback: ' (default; the node lists no pause image)' } as const;
 
-function headline(m: Measurement): string[] {
+export function headline(m: Measurement): string[] {
   const placed = m.settings.placement === 'scheduler' ? 'placed by the scheduler' : 'spec.nodeName (scheduler bypassed)';
   const claims = m.settings.pvcStorageClass ? `, a PVC each (${m.settings.pvcStorageClass})` : '';
   const verdict = m.slo.met ? 'MET' : 'MISSED';
@@ -67,15 +67,15 @@ function statsRow(name: string, s: PhaseStats): string[] {
  * The parts of the total (the kubelet's phases and statusDelay, its Ready stamp → the API showing it:
  * the status write's wait), then the total: the largest phase is one of the rows above the total.
  */
-function phaseRows(m: Measurement): string[][] {
+export function phaseRows(m: Measurement): string[][] {
   const parts = TIMED_PARTS.flatMap((part) => { const stats = partStats(m, part); return stats ? [statsRow(part, stats)] : []; });
   return [...parts, statsRow('total', m.phases.total)];
 }
 
 /** Attach overlaps the phases (bound → volume attached), so it is timed beside them, not among them. */
-const ATTACH_HEADER = ['VOLUME ATTACH', 'P50', 'P90', 'P99', 'MAX', 'PODS'];
+export const ATTACH_HEADER = ['VOLUME ATTACH', 'P50', 'P90', 'P99', 'MAX', 'PODS'];
 
-function attachRows(m: Measurement): string[][] {
+export function attachRows(m: Measurement): string[][] {
   return m.attach ? [statsRow('bound → attached', m.attach)] : [];
 }
 
@@ -99,7 +99,7 @@ function groupText(facts: Record<PublishedFact, RecordedFact>, group: PublishedF
   return group.map((k) => ('value' in facts[k] ? factText(facts[k]) : '?')).join('/');
 }
 
-function factsLines(m: Measurement, width: number): string[] {
+export function factsLines(m: Measurement, width: number): string[] {
   const a = m.advisor;
   const score = a.state === 'ok' ? `advisor score ${a.score}/100 (grade ${a.grade})` : a.state === 'none' ? 'no advisor report on it (agent not running there?)' : `advisor report unreadable: ${a.problem}`;
   const known = FACT_GROUPS.filter((g) => g.facts.some((k) => 'value' in a.facts[k])).map((g) => `${g.label} ${groupText(a.facts, g.facts)}`);
@@ -111,14 +111,14 @@ function factsLines(m: Measurement, width: number): string[] {
   return lines;
 }
 
-function notReadyLines(m: Measurement, width: number): string[] {
+export function notReadyLines(m: Measurement, width: number): string[] {
   const lines: string[] = [];
   if (m.notReady.length > 0) lines.push('', `Not Ready (${m.counts.notReady})`, ...m.notReady.flatMap((g) => hang('  ', `${g.pods} × ${g.reason}${g.example ? ` (${g.example})` : ''}`, width, 6)));
   if (m.createErrors.length > 0) lines.push('', `Not created (${m.counts.failedToCreate})`, ...m.createErrors.flatMap((g) => hang('  ', `${g.pods} × ${g.reason}`, width, 6)));
   return lines;
 }
 
-function footer(m: Measurement): string {
+export function footer(m: Measurement): string {
   return `Cluster ${m.clusterVersion ?? 'version unknown'}, kubelet ${m.kubeletVersion ?? 'unknown'}; started ${m.startedAt}; ${m.api.requests} API requests`;
 }
 
@@ -142,17 +142,17 @@ function changeText(ms: number | null, pct: number | null, noise: boolean): stri
 }
 
 /** Two rows per phase: its p50, then its p99, each before → after and the change; the verdict on the first. */
-function changeRows(c: Comparison): string[][] {
+export function changeRows(c: Comparison): string[][] {
   return c.phases.flatMap((p: PhaseChange) => [
     [p.phase, 'p50', `${formatMs(p.before.p50Ms)} → ${formatMs(p.after.p50Ms)}`, changeText(p.p50ChangeMs, p.p50ChangePct, p.withinNoise.p50), p.verdict],
     ['', 'p99', `${formatMs(p.before.p99Ms)} → ${formatMs(p.after.p99Ms)}`, changeText(p.p99ChangeMs, p.p99ChangePct, p.withinNoise.p99), ''],
   ]);
 }
 
-const CHANGE_HEADER = ['PHASE', '', 'BEFORE → AFTER', 'CHANGE', 'VERDICT'];
+export const CHANGE_HEADER = ['PHASE', '', 'BEFORE → AFTER', 'CHANGE', 'VERDICT'];
 
 /** Which floor the verdicts used: under 100 ms, or under 10 % of the total, is noise. */
-function noiseLine(c: Comparison): string {
+export function noiseLine(c: Comparison): string {
   return `Noise: a change under ${formatMs(MIN_CHANGE_MS)} or under ${MIN_CHANGE_RATIO * 100} % of the total (p50 ${formatMs(c.noiseFloor.p50Ms)}, `
     + `p99 ${formatMs(c.noiseFloor.p99Ms)} here) counts as unchanged, whatever its percentage`;
 }
@@ -171,7 +171,7 @@ function sloSide(side: Comparison['before']): string {
   return `${side.sloMet ? 'met' : 'missed'} (p99 ${formatMs(side.p99TotalMs)})`;
 }
 
-function comparisonSummary(c: Comparison): string[] {
+export function comparisonSummary(c: Comparison): string[] {
   const groups = groupChanges(c);
   const changed = groups.filter((g) => g.state === 'changed').map((g) => g.text);
   const same = groups.filter((g) => g.state === 'same').map((g) => g.text);

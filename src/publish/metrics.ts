@@ -204,6 +204,9 @@ export function createAgentMetrics(version: string): AgentMetrics {
     help: 'Pod start-up phases on this node as the pod watch observed them (scheduling, initialization, creation, readiness; total = creation to Ready).',
     labelNames: ['phase'], buckets: POD_PHASE_BUCKETS, registers: [registry],
   });
+  // Every phase's series from the start, at 0: a series born with its first pod would enter Prometheus
+  // already counting it, and rate() would miss the first pods after every agent restart.
+  for (const phase of STARTUP_FIGURES) podPhases.zero({ phase });
   const kubeletP99 = new Gauge({
     name: `${P}kubelet_pod_start_p99_seconds`,
     help: 'p99 of the kubelet\'s own start-up histograms over the agent\'s --startup-window, from bucket deltas of its /metrics (kubelet_pod_start_sli_duration_seconds, _total_, image pull, sandbox). ' +

@@ -6,6 +6,10 @@
 // throttled). The total ends when Ready was received; the phases come from the kubelet's stamps
 // where a write arrived late; the gap between its Ready stamp and the receipt is the status write's
 // wait: client throttling.
+// Where initialization ends follows the node's kubelet version (sandboxStampOf): from 1.36 the
+// kubelet stamps PodReadyToStartContainers as soon as the sandbox, its network and the volumes are
+// ready, before image pulls (kubernetes/kubernetes #134660, OnPodSandboxReady); before, that stamp
+// came with the first status computed after the containers had started, so it marks nothing apart.
 import type { Obj } from '../kube/objects.ts';
 
 export const MILESTONES = ['bound', 'scheduled', 'sandbox', 'initialized', 'started', 'containersReady', 'ready'] as const;
@@ -108,18 +112,38 @@ function within(mark: Mark | undefined, floor: number, ceil: number): number {
   return mark ? Math.min(ceil, Math.max(floor, happenedAt(mark))) : floor;
 }
 
-/** The phases of a Ready pod created (or its create sent) at `startAt`; undefined before Ready was received. */
-export function startupTimes(marks: Marks, startAt: number): StartupTimes | undefined {
+/**
+ * What the PodReadyToStartContainers stamp marks on a node: 'sandbox' from kubelet 1.36 (the pod's
+ * sandbox, network and volumes ready, before image pulls), 'containers' before (the first status
+ * after the containers started). An unknown version reads as before: the stamp then moves nothing.
+ */
+export type SandboxStamp = 'sandbox' | 'containers';
+
+/** From the Node's kubeletVersion ("v1.36.2", "v1.36.0+k3s1"); only major 1, minor ≥ 36 stamps at the sandbox. */
+export function sandboxStampOf(kubeletVersion: string | null | undefined): SandboxStamp {
+  const minor = /^v?1\.(\d{1,4})\./.exec(kubeletVersion ?? '')?.[1];
+  return minor !== undefined && Number(minor) >= 36 ? 'sandbox' : 'containers';
+}
+
+/**
+ * The phases of a Ready pod created (or its create sent) at `startAt`; undefined before Ready was
+ * received. Initialization ends when the pod is ready to start its containers: Initialized, and
+ * where the kubelet stamps the sandbox (1.36+) the sandbox too when it came later (pods without
+ * init containers, whose Initialized is the kubelet's first status); creation is the rest up to the
+ * containers started: image pulls and container starts, plus volumes, sandbox and network before 1.36.
+ */
+export function startupTimes(marks: Marks, startAt: number, stamp: SandboxStamp = 'containers'): StartupTimes | undefined {
   const ready = marks.ready;
   if (!ready) return undefined;
   const end = Math.max(startAt, ready.seenAt);
   // PodScheduled: the scheduler's at the bind, or the kubelet's for pods created with spec.nodeName.
   const scheduled = marks.scheduled ? within(marks.scheduled, startAt, end) : Math.min(end, Math.max(startAt, marks.bound?.seenAt ?? end));
   const initialized = within(marks.initialized, scheduled, end);
-  const started = within(marks.started, initialized, end);
+  const readyToStart = stamp === 'sandbox' && marks.sandbox ? within(marks.sandbox, initialized, end) : initialized;
+  const started = within(marks.started, readyToStart, end);
   const readyByKubelet = within(ready, started, end);
   return {
-    scheduling: scheduled - startAt, initialization: initialized - scheduled, creation: started - initialized,
+    scheduling: scheduled - startAt, initialization: readyToStart - scheduled, creation: started - readyToStart,
     readiness: readyByKubelet - started, total: end - startAt, statusDelay: end - readyByKubelet,
   };
 }

@@ -7,7 +7,7 @@
 // than the window, so a node that starts no pod for a while has no figure rather than an old one.
 import { STARTUP_FIGURES, type PhaseSummary, type StartupFigure } from './snapshot.ts';
 import type { PodView } from './pod-view.ts';
-import { happenedAt, noteReached, startupTimes, type Marks } from './pod-milestones.ts';
+import { happenedAt, noteReached, sandboxStampOf, startupTimes, type Marks } from './pod-milestones.ts';
 import { DEFAULT_MAX_SAMPLES, DEFAULT_WINDOW_MS, TimedWindow, capMap } from './window.ts';
 
 export interface StartupOptions {
@@ -19,6 +19,8 @@ export interface StartupOptions {
   maxSamples?: number;
   /** Pods remembered at once (in flight and finished, until deleted); the oldest are forgotten beyond it. */
   maxTracked?: number;
+  /** The node's kubeletVersion as last seen (it decides what PodReadyToStartContainers marks); null: unknown. */
+  kubeletVersion?(): string | null;
   onPhase?(figure: StartupFigure, seconds: number): void;
 }
 
@@ -29,7 +31,7 @@ interface Tracked {
 }
 
 export class PodStartupTracker {
-  private readonly opts: Required<Omit<StartupOptions, 'onPhase'>> & Pick<StartupOptions, 'onPhase'>;
+  private readonly opts: Required<Omit<StartupOptions, 'onPhase' | 'kubeletVersion'>> & Pick<StartupOptions, 'onPhase' | 'kubeletVersion'>;
   private readonly pods = new Map<string, Tracked>();
   readonly windows: Record<StartupFigure, TimedWindow>;
 
@@ -74,7 +76,7 @@ export class PodStartupTracker {
 
   private finish(tracked: Tracked): void {
     tracked.done = true;
-    const times = startupTimes(tracked.marks, tracked.createdAt);
+    const times = startupTimes(tracked.marks, tracked.createdAt, sandboxStampOf(this.opts.kubeletVersion?.()));
     if (!times) return;
     const at = this.opts.now();
     for (const figure of STARTUP_FIGURES) {

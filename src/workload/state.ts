@@ -50,6 +50,7 @@ export class WorkloadState {
     const maxTracked = opts.maxTracked ?? 2000;
     this.startup = new PodStartupTracker({
       now: this.now, windowMs: this.window.ms, maxSamples: this.window.maxSamples, maxTracked, onPhase: opts.onPhase,
+      kubeletVersion: () => this.kubeletVersion,
     });
     this.attach = new AttachLatencyTracker(this.window.ms, this.window.maxSamples, maxTracked);
   }

@@ -103,7 +103,7 @@ describe('measure pod-startup on a real control plane: the test plays the kubele
         await publishAdvisor(cp, tmp, 'measure-a', 'seed-000-after', 1000);
         // The total counts until the pod is received Ready, so this kubelet's 2.3 s write lag is in it: 1 s to start keeps it under 5 s.
         scripts['measure-a'] = () => ({ initMs: 0, createMs: 1000, readyMs: 0 });
-        const second = await measure(['--node', 'measure-a', '--pods', '8', '--output', 'json', '--compare', path.join(tmp, 'before.json')]);
+        const second = await measure(['--node', 'measure-a', '--pods', '8', '--output', 'json', '--compare', path.join(tmp, 'before.json'), '--html', path.join(tmp, 'after.html')]);
         // Whether 8 pods Ready in 1 s + the write lag stay under the SLO's 5 s depends on the machine's
         // load: the run's verdict must follow its own p99, and the exit code the verdict.
         const slo = second.json.slo;
@@ -126,6 +126,13 @@ describe('measure pod-startup on a real control plane: the test plays the kubele
         assert.match(text, /^creation +p50 +4\.00 s → 1\.00 s +-3\.00 s -75% +improved$/m);
         assert.match(text, /^Noise: a change under 100 ms or under 10 % of the total \(p50 [\d.]+ m?s, p99 [\d.]+ m?s here\) counts as unchanged/m);
         assert.match(text, /Changed between the runs: CONFIG_HZ 250 → 1000; kubelet QPS\/burst 50\/100 → 150\/200; scheduler QPS\/burst 50\/100 → 150\/200; controller-manager QPS\/burst 20\/30 → 150\/200/);
+        // --html: the same comparison as a page, a row per pod of each run (drawn in a browser by test/publish/pages-browser.test.ts).
+        const page = await readFile(path.join(tmp, 'after.html'), 'utf8');
+        for (const [run, pods] of [['before', first.json.samples], ['after', second.json.samples]] as const) {
+          const section = page.slice(page.indexOf(`data-run="${run}"`)).split('</section>')[0] as string;
+          assert.deepEqual([...section.matchAll(/data-pod="([^"]+)"/g)].map((x) => x[1]).sort(), pods.map((p: any) => p.pod).sort(), `${run}: a row per pod`);
+        }
+        assert.match(page, /Changed between the runs: CONFIG_HZ 250 → 1000; kubelet QPS\/burst 50\/100 → 150\/200/);
         await cleanedUp(cp, second.json.namespace);
       }),
       t.test('measure-b: slow attach, then a timeout, then SIGINT mid-run, then SIGHUP mid-run', async (t) => {

@@ -66,7 +66,7 @@ test('a critical finding fires NodeTuningCriticalFinding in a real Prometheus; f
     return metricsAddr !== '';
   }, 20_000, () => `agent did not start:\n${agentLog}`);
 
-  const prom = await startPrometheus(prometheus, tmp, metricsAddr, { node: 'worker-1' }, await testRules());
+  const prom = await startPrometheus(prometheus, tmp, [{ address: metricsAddr, labels: { node: 'worker-1' } }], await testRules());
   t.after(() => prom.stop());
   const critical = async () => (await alerts(prom.url)).find((a) => a.labels.alertname === 'NodeTuningCriticalFinding');
 

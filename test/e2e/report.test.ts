@@ -1,12 +1,13 @@
 // `report` over Nodes annotated by the agent itself: four bundled agents (`agent --once`, each with
 // its node's pod-bound token and a fixture host tree) publish on a real kube-apiserver, one Node has
 // no agent; `report`, run with the shipped readers' role (manifests/readers, the README's RBAC), must print what the Nodes carry, field by field,
-// and the failing rules counted across them; the server's audit log shows reads only, all granted.
+// and the failing rules counted across them; the server's audit log shows reads only, all granted. Its HTML page is opened in
+// headless Chromium with the network off.
 // (The cluster checks - Tekton, CSI sidecars, logs through the kubelet - are proven on the real
 // server in test/cluster/report.test.ts.)
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parse } from 'yaml';
@@ -14,6 +15,7 @@ import type { ClusterReport } from '../../src/cluster/report.ts';
 import { REPORT_KEY } from '../../src/wire/annotations.ts';
 import { loadRuleSet } from '../../src/rules/rule-set.ts';
 import { auditArgs, describeRequests, type AuditLog } from '../helpers/audit.ts';
+import { PAGE_WIDTH, PageBrowser, browserMissing } from '../helpers/browser.ts';
 import { AgentProcess, buildApp } from '../helpers/bundled-agent.ts';
 import { ControlPlane, realServerTier } from '../helpers/control-plane.ts';
 import { createReadyNode } from '../helpers/kube-objects.ts';
@@ -159,6 +161,27 @@ describe('report over Nodes the bundled agent annotated, on a real kube-apiserve
       if (annotation === undefined) assert.match(row, /no agent/);
       else assert.match(row, new RegExp(`\\s${annotation.score}\\s+${annotation.grade}\\b`), row);
     }
+  });
+
+  test('--output html: a row per node as its annotation says, each failing rule explained; a real browser shows it whole, offline', async (t) => {
+    const missing = browserMissing();
+    if (missing) return t.skip(missing);
+    const { code, out } = await runReport('--output=html', '--fail-on=never');
+    assert.equal(code, 0, out);
+    const page = path.join(tmp, 'report.html');
+    await writeFile(page, out);
+    const carried = await published();
+    assert.deepEqual([...out.matchAll(/data-node="([^"]+)"/g)].map((m) => m[1]).sort(), [...carried.keys()].sort());
+    for (const [name, annotation] of carried) {
+      const row = new RegExp(`data-node="${name}"><td>${name}</td><td>[^<]*</td><td>${annotation?.score ?? '—'}</td><td>${annotation?.grade ?? '—'}</td>`);
+      assert.match(out, row, name);
+      for (const rule of (annotation?.rules ?? []).filter((r: any) => r.status === 'fail')) assert.match(out, new RegExp(`id="rule-${rule.rule}"`), `${rule.rule} is explained`);
+    }
+    const browser = await PageBrowser.launch();
+    t.after(() => browser.stop());
+    const check = await browser.check(page);
+    assert.deepEqual([check.consoleErrors, check.requests, check.cut], [[], [], []]);
+    assert.ok(check.scrollWidth <= PAGE_WIDTH, `${check.scrollWidth} px`);
   });
 
   /** The report annotation as a compromised agent would write it: as many critical fake ids as fit the policy's 8 KiB. */

@@ -38,11 +38,12 @@ export class AgentProcess {
 
   /**
    * Runs `node FLAGS BUNDLE ARGS`, FLAGS being the image's (the Dockerfile's ENTRYPOINT: --lite-mode),
-   * with only PATH and `env` in its environment (a container's is as bare).
+   * with only PATH and `env` in its environment (a container's is as bare); `wrap` puts a command
+   * before it (e.g. unshare: a PID namespace of its own).
    */
-  static start(bundle: string, args: string[], env: Record<string, string> = {}): AgentProcess {
+  static start(bundle: string, args: string[], env: Record<string, string> = {}, wrap: (argv: string[]) => string[] = (argv) => argv): AgentProcess {
     // setpriv --pdeathsig: if the test process dies without its after-hook, the agent dies too.
-    const argv = [process.execPath, ...IMAGE_NODE_FLAGS, bundle, ...args];
+    const argv = wrap([process.execPath, ...IMAGE_NODE_FLAGS, bundle, ...args]);
     const [command, rest] = existsSync('/usr/bin/setpriv') ? ['/usr/bin/setpriv', ['--pdeathsig', 'KILL', '--', ...argv]] : [argv[0] as string, argv.slice(1)];
     const child = spawn(command, rest, {
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env }, stdio: ['ignore', 'pipe', 'pipe'],

@@ -19,6 +19,17 @@ export type Phase = (typeof PHASES)[number];
 
 export interface Run { code: number | null; stdout: string; stderr: string; json?: any }
 
+/** Runs argv (a command and its args) with only PATH and HOME in its environment; resolves when it has closed its output. */
+export function runArgv(argv: string[], home: string): Promise<Run> {
+  const [command, ...args] = argv as [string, ...string[]];
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH, HOME: home } });
+  const out: Buffer[] = [];
+  const err: Buffer[] = [];
+  child.stdout.on('data', (c: Buffer) => out.push(c));
+  child.stderr.on('data', (c: Buffer) => err.push(c));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(err).toString() })));
+}
+
 /** Nearest rank, as an operator computes it from the list. */
 export function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);

@@ -11,6 +11,8 @@ export interface PodStage {
   createdAt: number;
   scheduledAt?: number;
   initializedAt?: number;
+  /** PodReadyToStartContainers True (its stamp); absent: False. */
+  sandboxAt?: number;
   startedAt?: number;
   readyAt?: number;
   volumes?: Obj[];
@@ -33,7 +35,7 @@ export function podObject(name: string, stage: PodStage): Obj {
     status: {
       phase: stage.phase ?? (running ? 'Running' : 'Pending'),
       conditions: [
-        condition('PodScheduled', stage.scheduledAt), condition('Initialized', stage.initializedAt),
+        condition('PodReadyToStartContainers', stage.sandboxAt), condition('PodScheduled', stage.scheduledAt), condition('Initialized', stage.initializedAt),
         condition('ContainersReady', stage.readyAt), condition('Ready', stage.readyAt),
       ],
       containerStatuses: [{

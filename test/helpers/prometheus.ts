@@ -17,15 +17,17 @@ export async function freePort(): Promise<number> {
 
 export interface RunningPrometheus { url: string; process: ChildProcess; log: () => string; stop(): Promise<void> }
 
-export async function startPrometheus(
-  binary: string, dir: string, target: string, targetLabels: Record<string, string>, rules: unknown,
-): Promise<RunningPrometheus> {
+/** A scrape target: host:port, and the labels Prometheus adds (the DaemonSet's relabelling sets `node`). */
+export interface Target { address: string; labels: Record<string, string> }
+
+/** Prometheus on a free port with its own data dir under `dir`, scraping `targets` every second. */
+export async function startPrometheus(binary: string, dir: string, targets: Target[], rules: unknown): Promise<RunningPrometheus> {
   const port = await freePort();
   await writeFile(path.join(dir, 'rules.yaml'), stringify(rules));
   await writeFile(path.join(dir, 'prometheus.yml'), stringify({
     global: { scrape_interval: '1s', scrape_timeout: '900ms', evaluation_interval: '1s' },
     rule_files: ['rules.yaml'],
-    scrape_configs: [{ job_name: 'node-tuning-advisor', static_configs: [{ targets: [target], labels: targetLabels }] }],
+    scrape_configs: [{ job_name: 'node-tuning-advisor', static_configs: targets.map((t) => ({ targets: [t.address], labels: t.labels })) }],
   }));
   let output = '';
   const child = spawn(binary, [

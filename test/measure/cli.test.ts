@@ -20,7 +20,7 @@ test('usage and flag mistakes: exit 2 with the flag named', async (t) => {
   assert.equal((await runCli(['measure', 'pod-startup', '--help'])).code, 0);
   assert.equal((await runCli(['measure'])).code, 2);
   const cases: [string[], RegExp][] = [
-    [['fsync'], /unknown measurement "fsync"; there is: measure pod-startup/],
+    [['fsync'], /unknown measurement "fsync"; there are: measure pod-startup, measure show/],
     [['pod-startup'], /--node is required/],
     [['pod-startup', '--node', 'n', '--pods', '1e3'], /--pods must be a whole number from 1 to 1000 \(got "1e3"\)/],
     [['pod-startup', '--node', 'n', '--pods', '1001'], /--pods must be a whole number from 1 to 1000/],
@@ -32,7 +32,13 @@ test('usage and flag mistakes: exit 2 with the flag named', async (t) => {
     [['pod-startup', '--node', 'n', 'extra'], /unexpected argument "extra"/],
     [['pod-startup', '--node', 'n', '--compare', path.join(dir, 'none.json')], /--compare .*none\.json: cannot read it \(ENOENT\)/],
     [['pod-startup', '--node', 'n', '--save', path.join(dir, 'no/such/dir.json')], /--save .*dir\.json: cannot write there \(ENOENT\)/],
+    [['pod-startup', '--node', 'n', '--html', path.join(dir, 'no/such/page.html')], /--html .*page\.html: cannot write there \(ENOENT\)/],
     [['pod-startup', '--node', 'n', '--kubeconfig', path.join(dir, 'missing.kubeconfig')], /missing\.kubeconfig/],
+    [['show'], /measure show needs the file a run saved \(measure pod-startup --save FILE\)/],
+    [['show', 'a.json', 'b.json'], /one saved file, then --compare for a second \(got 2 files\)/],
+    [['show', path.join(dir, 'none.json')], /measure show .*none\.json: cannot read it \(ENOENT\)/],
+    [['show', 'a.json', '--html', path.join(dir, 'no/such/page.html')], /--html .*page\.html: cannot write there \(ENOENT\)/],
+    [['show', 'a.json', '--output', 'html'], /--output must be one of table, json, markdown \(got "html"\)/],
   ];
   for (const [args, message] of cases) {
     const run = await runCli(['measure', ...args]);

@@ -89,6 +89,15 @@ test('differences in how the runs were made are caveats; attach compared when bo
   assert.equal(withAttach.phases.find((p) => p.phase === 'attach')?.verdict, 'worse', 'p99 11 → 12 s: beyond 10 % of a 1 s total');
 });
 
+test('a kubelet upgrade across 1.36 moves the line between initialization and creation: a caveat says so', () => {
+  const before = measurement(samples([[100, 10, 900, 50]]), { kubeletVersion: 'v1.35.4' });
+  const after = measurement(samples([[100, 600, 310, 50]]));
+  assert.deepEqual(compareMeasurements(before, after).caveats, [
+    'initialization and creation are split differently: kubelet v1.35.4 before, v1.36.2 after (from 1.36 the sandbox, network and volumes count in initialization, before in creation); compare their sum',
+  ]);
+  assert.deepEqual(compareMeasurements(after, { ...after, kubeletVersion: 'v1.37.0' }).caveats, [], 'both 1.36 or later: the same split');
+});
+
 test('the SLO verdict counts pods that never became Ready as slower than any that did', () => {
   const ready = samples(Array(99).fill([100, 10, 900, 50]));
   const phases = phaseTable(ready);

@@ -29,13 +29,14 @@ for (const fixture of ['seed-000-before', 'seed-000-after']) {
   for (const columns of [80, 100]) {
     // 61: the node-runtime rules (issue 23) add one not-applicable line (container-runtime, containerd absent);
     // 62: kubelet-pod-start-sli (agent only) makes it "volumes, workload ×2 (…)", which wraps at 80 columns;
-    // 68: kubelet-restart-pending, unknown on a snapshot (no process start time, no running values).
-    test(`scan ${fixture} in a ${columns}-column terminal: ≤ 68 lines, none wider, colour, every failing rule with found and fix`, async (t) => {
+    // 68: kubelet-restart-pending, unknown on a snapshot (no process start time, no running values);
+    // 72: kubelet-cgroup-v1, unknown on a snapshot without PID 1's mount table (its kubelet leaves failCgroupV1 unset).
+    test(`scan ${fixture} in a ${columns}-column terminal: ≤ 72 lines, none wider, colour, every failing rule with found and fix`, async (t) => {
       const host = await linkedFixture(t, fixture);
       const run = await cliInTerminal(t, ['scan', '--host-root', host], columns);
       if (!run) return;
       t.diagnostic(`${fixture} at ${columns} columns: ${run.lines.length} lines, widest ${widest(run.lines)}`);
-      assert.ok(run.lines.length <= 68, `${run.lines.length} lines:\n${run.lines.join('\n')}`);
+      assert.ok(run.lines.length <= 72, `${run.lines.length} lines:\n${run.lines.join('\n')}`);
       for (const line of run.lines) assert.ok(columnsOf(line) <= columns, `${columnsOf(line)} columns: ${line}`);
       assert.match(run.raw, /\u001b\[31mFAIL\u001b\[0m|\u001b\[33mFAIL\u001b\[0m/, 'colour on a terminal');
       const json = JSON.parse((await runCli(['scan', '--host-root', host, '-o', 'json'])).stdout);
@@ -73,7 +74,7 @@ test('piped, the same layout at 100 columns, or at $COLUMNS; no colour', async (
   const host = await linkedFixture(t, 'seed-000-before');
   const piped = (await runCli(['scan', '--host-root', host])).stdout.trimEnd().split('\n');
   assert.ok(widest(piped) <= 100 && widest(piped) > 80, `widest ${widest(piped)}`);
-  assert.ok(piped.length <= 60);
+  assert.ok(piped.length <= 62, `${piped.length} lines: 60 before kubelet-cgroup-v1's unknown block`);
   const narrow = (await runCli(['scan', '--host-root', host], { COLUMNS: '80' })).stdout;
   assert.ok(widest(narrow.trimEnd().split('\n')) <= 80);
   assert.doesNotMatch(narrow, /\u001b\[/);

@@ -20,7 +20,7 @@ test('scan exits 1 at --fail-on warning, 0 at the default critical, 0 with never
 
 test('table output: score and counts, then per failing rule found → want, why and the short fix; no colour when piped', async () => {
   const { stdout } = await runCli(['scan', '--host-root', fixtureHost('intel-pstate-epp-power')]);
-  assert.match(stdout, /^node build-node-01 · score 80\/100, grade B\n2 failing \(2 warning\) · 0 unknown · 0 pass · 22 not applicable · checked 2 of 2 rules\nhost root \S+intel-pstate-epp-power\n/);
+  assert.match(stdout, /^node build-node-01 · score 80\/100, grade B\n2 failing \(2 warning\) · 0 unknown · 0 pass · 23 not applicable · checked 2 of 2 rules\nhost root \S+intel-pstate-epp-power\n/);
   assert.match(stdout, /^FAIL {5}warning {3}cpu-governor {6}CPU frequency policy favours power over start-up latency$/m);
   assert.match(stdout, /^ {2}found {2}governor powersave, driver intel_pstate, EPP power → want performance \(adaptive drivers:\n {9}EPP performance, balance_performance\)$/m);
   assert.match(stdout, /^ {2}fix {4}tuned-adm profile throughput-performance$/m);

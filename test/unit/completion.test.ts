@@ -39,6 +39,8 @@ test('bash: commands, subcommands, flags, --output formats and rule ids complete
   assert.deepEqual((await complete('explain', 'kernel-t')).slice(0, -1), ['kernel-tick-rate']);
   assert.deepEqual((await complete('scan', '--only', 'etcd-f')).slice(0, -1), ['etcd-fsync-latency']);
   assert.deepEqual((await complete('rules', 'l')).slice(0, -1), ['lint', 'list']);
+  assert.deepEqual((await complete('measure', '')).slice(0, -1), ['pod-startup', 'show']);
+  assert.deepEqual((await complete('report', '--output', '')).slice(0, -1), ['table', 'json', 'yaml', 'markdown', 'html']);
   assert.ok((await complete('report', '--')).includes('--kubeconfig'));
   assert.ok((await complete('agent', '--')).includes('--probe-interval'));
 });

@@ -22,6 +22,7 @@ const HOMES: [string, RegExp, string][] = [
   ['the control-character table', /\\u\{?0*2066|0x2066/, 'text/controls.ts'],
   ['an EnvironmentFile parser (KEY=value lines, `export` allowed)', /\(\?:export\\s\+\)\?\(\[A-Za-z_\]/, 'host/systemd-unit.ts'],
   ['a static pod manifest read from YAML', /from 'yaml';[\s\S]*spec\?\.containers/, 'collectors/static-pod.ts'],
+  ['escaping text for HTML', /&amp;|&lt;/, 'text/html.ts'],
 ];
 
 for (const [what, pattern, home] of HOMES) {

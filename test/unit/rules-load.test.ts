@@ -31,7 +31,7 @@ test('the bundled rules load without errors', async () => {
     'cgroup-driver-mismatch', 'client-throttling', 'client-throttling-long-waits', 'cluster-events-split', 'containerd-concurrent-downloads',
     'containerd-lazy-pulling', 'controller-manager-api-qps', 'cpu-governor', 'csi-attacher-throttling', 'csi-provisioner-throttling', 'csi-resizer-throttling',
     'etcd-backend-commit', 'etcd-disk-rotational', 'etcd-events-split', 'etcd-fsync-latency', 'etcd-io-priority',
-    'etcd-wal-fsync', 'image-pull-serialized', 'kernel-tick-rate', 'kubelet-api-qps', 'kubelet-event-qps', 'kubelet-pod-start-sli', 'kubelet-registry-pull-limit', 'kubelet-restart-pending', 'pod-startup-slo', 'scheduler-api-qps',
+    'etcd-wal-fsync', 'image-pull-serialized', 'kernel-tick-rate', 'kubelet-api-qps', 'kubelet-cgroup-v1', 'kubelet-event-qps', 'kubelet-pod-start-sli', 'kubelet-registry-pull-limit', 'kubelet-restart-pending', 'pod-startup-slo', 'scheduler-api-qps',
     'tekton-attach-workspaces', 'tekton-controller-api-qps', 'tekton-rwo-without-affinity-assistant', 'tuned-profile', 'volume-attach',
   ]);
 });

@@ -14,10 +14,10 @@ Prints a completion script for the shell: commands, subcommands, flags, --output
 `;
 
 /** Command → subcommands whose help lists the flags (the command's own help otherwise). */
-const SUBCOMMANDS: Record<string, string[]> = { rules: ['lint', 'list'], probe: ['fsync'], measure: ['pod-startup'] };
-const FORMATS = ['table', 'text', 'json', 'yaml', 'markdown'];
+const SUBCOMMANDS: Record<string, string[]> = { rules: ['lint', 'list'], probe: ['fsync'], measure: ['pod-startup', 'show'] };
+const FORMATS = ['table', 'text', 'json', 'yaml', 'markdown', 'html'];
 /** Flags whose value is a path: the shell completes file names. */
-const PATH_FLAGS = ['--host-root', '--rules', '--dir', '--kubeconfig', '--save', '--compare'];
+const PATH_FLAGS = ['--host-root', '--rules', '--dir', '--kubeconfig', '--save', '--compare', '--html'];
 
 export interface CompletionModel {
   commands: string[];

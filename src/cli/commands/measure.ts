@@ -1,8 +1,7 @@
 // `measure pod-startup`: the field reports' before/after test in one command. N pods at once on one
 // node, each pod's phases timed as the agent's pod-startup-slo times them, the SLO verdict, and a
 // comparison with an earlier run; the namespace is deleted whatever happens (Ctrl-C included).
-import { access, constants } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { basename } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { TokenBucket } from '../../kube/backoff.ts';
 import { KubeClient } from '../../kube/client.ts';
@@ -11,12 +10,14 @@ import { PLACEMENTS } from '../../measure/objects.ts';
 import type { Measurement } from '../../measure/result.ts';
 import { measurePodStartup, type Cleanup, type RunResult } from '../../measure/run.ts';
 import { readMeasurement, saveMeasurement } from '../../measure/saved.ts';
+import { renderMeasurementPage } from '../../publish/measure-page.ts';
 import {
   renderComparisonMarkdown, renderComparisonText, renderMeasurementMarkdown, renderMeasurementText,
 } from '../../publish/measure-view.ts';
 import { onBrokenPipe } from '../broken-pipe.ts';
 import { KUBE_FLAGS, configSourceFrom } from '../kube-flags.ts';
 import { ProgressLine } from '../measure-progress.ts';
+import { checkWritable, measureShowCommand, writePage } from './measure-show.ts';
 import { stripControls, terminalSafe } from '../../text/terminal.ts';
 import { EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, UsageError, oneOf, parseDuration, parseFlags, terminalWidth, type Io } from '../io.ts';
 
@@ -25,6 +26,7 @@ const EXIT_SIGNAL: Record<string, number> = { SIGHUP: 129, SIGINT: 130, SIGTERM:
 const MAX_PODS = 1000;
 
 export const MEASURE_USAGE = `Usage: node-tuning-advisor measure pod-startup --node NODE [flags]
+       node-tuning-advisor measure show SAVED.json [--compare OTHER.json] [--html FILE]
 
 Creates N pods at once on one node in a temporary namespace and times each from its create request
 to Running and Ready received through the watch (what a user observes; the SLO's definition). The
@@ -50,6 +52,9 @@ Flags:
   --save FILE                write the result as JSON (for a later --compare)
   --compare FILE             compare with a result saved earlier: before → after per phase, and
                              which advisor facts (HZ, governor, tuned, client QPS) changed
+  --html FILE                also write the run as a page: the verdict, the distribution of total
+                             start-up against the SLO, a waterfall with one row per pod (with
+                             --compare, both runs on one scale); see measure show --help
   --output FORMAT            table (default), json, markdown
   --delete-leftovers         delete namespaces left by interrupted runs without asking
   --kubeconfig FILE          kubeconfig to use (default: $KUBECONFIG, ~/.kube/config, or in-cluster)
@@ -73,6 +78,7 @@ interface Settings {
   cleanupWaitMs: number;
   save?: string;
   compare?: string;
+  html?: string;
   output: 'table' | 'json' | 'markdown';
   deleteLeftovers: boolean;
   kubeconfig?: string;
@@ -92,7 +98,7 @@ function settingsFrom(args: string[]): Settings | undefined {
   const { values, positionals } = parseFlags(args, {
     node: { type: 'string' }, pods: { type: 'string', default: '100' }, image: { type: 'string' },
     placement: { type: 'string' }, 'pvc-storage-class': { type: 'string' }, 'pvc-size': { type: 'string', default: '1Gi' },
-    timeout: { type: 'string' }, 'cleanup-wait': { type: 'string', default: '60s' }, save: { type: 'string' }, compare: { type: 'string' },
+    timeout: { type: 'string' }, 'cleanup-wait': { type: 'string', default: '60s' }, save: { type: 'string' }, compare: { type: 'string' }, html: { type: 'string' },
     output: { type: 'string', short: 'o' }, 'delete-leftovers': { type: 'boolean' }, ...KUBE_FLAGS,
   }, 'measure pod-startup');
   if (values.help) return undefined;
@@ -113,21 +119,10 @@ function settingsFrom(args: string[]): Settings | undefined {
     ...(values['pvc-storage-class'] !== undefined ? { pvcStorageClass: values['pvc-storage-class'] } : {}),
     ...(values.save !== undefined ? { save: values.save } : {}),
     ...(values.compare !== undefined ? { compare: values.compare } : {}),
+    ...(values.html !== undefined ? { html: values.html } : {}),
     ...(values.kubeconfig !== undefined ? { kubeconfig: values.kubeconfig } : {}),
     ...(values.context !== undefined ? { context: values.context } : {}),
   };
-}
-
-/** --save must be writable before minutes are spent measuring. */
-async function checkWritable(file: string): Promise<void> {
-  try {
-    await access(file, constants.W_OK).catch(async (err: NodeJS.ErrnoException) => {
-      if (err.code !== 'ENOENT') throw err;
-      await access(dirname(file), constants.W_OK);
-    });
-  } catch (err) {
-    throw new UsageError(`--save ${file}: cannot write there (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
-  }
 }
 
 /**
@@ -182,12 +177,15 @@ function cleanupLine(c: Cleanup): string | undefined {
   return `namespace ${c.namespace} is being deleted; ${c.podsLeft} pod${c.podsLeft === 1 ? '' : 's'} still stopping (the kubelet confirms each; if the node is down: kubectl delete pods -n ${c.namespace} --all --grace-period=0 --force)`;
 }
 
-function render(io: Io, s: Settings, m: Measurement, before: Measurement | undefined): void {
+async function render(io: Io, s: Settings, m: Measurement, before: Measurement | undefined): Promise<void> {
   const comparison = before ? compareMeasurements(before, m) : undefined;
   const width = terminalWidth(io);
   if (s.output === 'json') io.stdout.write(`${JSON.stringify(comparison ? { ...m, comparison } : m, null, 2)}\n`);
   else if (s.output === 'markdown') io.stdout.write(renderMeasurementMarkdown(m) + (comparison ? renderComparisonMarkdown(comparison, s.compare as string) : ''));
   else io.stdout.write(renderMeasurementText(m, width) + (comparison ? renderComparisonText(comparison, s.compare as string, width) : ''));
+  if (s.html === undefined) return;
+  const runs = [...(before ? [{ label: basename(s.compare as string), measurement: before }] : []), { label: before ? 'this run' : `run on ${m.node}`, measurement: m }];
+  await writePage(s.html, renderMeasurementPage(runs, comparison));
 }
 
 export async function measureCommand(args: string[], io: Io): Promise<number> {
@@ -196,14 +194,16 @@ export async function measureCommand(args: string[], io: Io): Promise<number> {
     io.stdout.write(MEASURE_USAGE);
     return what === undefined ? EXIT_INPUT : EXIT_OK;
   }
-  if (what !== 'pod-startup') throw new UsageError(`unknown measurement "${what}"; there is: measure pod-startup`);
+  if (what === 'show') return measureShowCommand(rest, io);
+  if (what !== 'pod-startup') throw new UsageError(`unknown measurement "${what}"; there are: measure pod-startup, measure show`);
   const s = settingsFrom(rest);
   if (s === undefined) {
     io.stdout.write(MEASURE_USAGE);
     return EXIT_OK;
   }
   const before = s.compare !== undefined ? terminalSafe(await readMeasurement(s.compare)) : undefined;
-  if (s.save !== undefined) await checkWritable(s.save);
+  if (s.save !== undefined) await checkWritable('--save', s.save);
+  if (s.html !== undefined) await checkWritable('--html', s.html);
   const failed: Measurement['api']['failed'] = [];
   let client: KubeClient;
   // A bad kubeconfig throws KubeConfigError, an InputError (exit 2); anything else is a bug.
@@ -246,7 +246,7 @@ export async function measureCommand(args: string[], io: Io): Promise<number> {
   }
   const measurement = terminalSafe(result.measurement);
   if (s.save !== undefined) await saveMeasurement(s.save, measurement);
-  render(io, s, measurement, before);
+  await render(io, s, measurement, before);
   if (cleanup) io.stderr.write(`${stripControls(cleanup)}\n`);
   if (measurement.outcome === 'timeout') return EXIT_TIMEOUT;
   return measurement.slo.met ? EXIT_OK : EXIT_FINDINGS;

@@ -6,6 +6,7 @@ import { CLUSTER_REPORT_SCHEMA_VERSION, runClusterReport, type ClusterReport } f
 import { TokenBucket } from '../../kube/backoff.ts';
 import { ClusterReportStream } from '../../publish/cluster-stream.ts';
 import { renderClusterMarkdown, renderClusterTable } from '../../publish/cluster-report.ts';
+import { renderClusterPage } from '../../publish/cluster-page.ts';
 import { SEVERITIES, type Severity } from '../../report/types.ts';
 import { stripControls, terminalSafe } from '../../text/terminal.ts';
 import { EXIT_FINDINGS, EXIT_OK, numberFlag, oneOf, parseFlags, terminalWidth, useColor, type Io } from '../io.ts';
@@ -27,10 +28,12 @@ its last grade is shown, not counted with the current ones.
 Flags:
 ${KUBE_FLAGS_USAGE}${AGENT_NAMESPACE_USAGE}  -l, --selector SEL     only nodes matching this label selector (e.g. node-role.kubernetes.io/worker)
   -o, --output FORMAT    table (default: fits the terminal, 100 columns when piped), markdown,
-                         json or yaml (every node, streamed as it is read)
+                         html (one self-contained page: grades, failing rules by node count,
+                         the worst nodes with the fix, each rule explained; redirect it to a
+                         file), json or yaml (every node, streamed as it is read)
   -v, --verbose          table: the cluster checks' evidence, full fix and references
   --limit N              nodes listed one by one, worst first (default ${DEFAULT_LIMIT}); the rest grouped
-  --all                  list every node (table, markdown)
+  --all                  list every node (table, markdown, html)
   --fail-on LEVEL        exit 1 when a rule fails at or above: warning, critical (default), never
   --page-size N          items per LIST request at most (default ${DEFAULT_PAGE_SIZE}; fewer when items
                          are large: pages stay near 768 KiB); 0: each list in one response
@@ -51,7 +54,7 @@ Exit codes: 0 nothing failed at or above --fail-on; 1 something did;
 2 bad flags, kubeconfig or no access.
 `;
 
-const OUTPUTS = ['table', 'json', 'yaml', 'markdown'] as const;
+const OUTPUTS = ['table', 'json', 'yaml', 'markdown', 'html'] as const;
 const FAIL_ON = ['warning', 'critical', 'never'] as const;
 const RANK: Record<Severity, number> = { info: 0, warning: 1, critical: 2 };
 
@@ -119,6 +122,7 @@ export async function reportCommand(args: string[], io: Io): Promise<number> {
       // JSON and YAML list every node as it is read (strings cleaned as they are written); the table keeps the worst.
       limit: stream ? 0 : flags.limit,
       ...(stream ? { onNode: (row) => stream.node(row) } : {}),
+      explain: output === 'html',
     }));
   } catch (error) {
     await stream?.abort(stripControls((error as Error).message));
@@ -131,6 +135,7 @@ export async function reportCommand(args: string[], io: Io): Promise<number> {
     const { summary, fleet, cluster, api: used } = report;
     await stream.finish({ summary, fleet, cluster, api: used });
   } else if (output === 'markdown') io.stdout.write(renderClusterMarkdown(report));
+  else if (output === 'html') io.stdout.write(renderClusterPage(report));
   else io.stdout.write(renderClusterTable(report, { width: terminalWidth(io), color: useColor(io), verbose: values.verbose === true }));
   progress?.done(report.api, performance.now() - started);
   return clusterExitCode(report, flags.failOn);

@@ -7,7 +7,7 @@ import type { FactSet } from '../../facts/fact-set.ts';
 import type { HostRoot } from '../../host/host-root.ts';
 import { listProcesses, parseFlags, type FlagMap } from '../../host/processes.ts';
 import { pickComponentProcess } from '../../host/component-process.ts';
-import { configLayerFrom, KUBELET_BOOLEAN_FLAGS, KUBELET_FIELDS, mergeKubeletSettings, suggestedLimits, type ConfigLayer, type Setting } from './config.ts';
+import { configLayerFrom, failCgroupV1From135, KUBELET_BOOLEAN_FLAGS, KUBELET_FIELDS, mergeKubeletSettings, suggestedLimits, type ConfigLayer, type MergeResult, type Setting } from './config.ts';
 import { findKubeletCommand, type KubeletCommand } from './command.ts';
 import { detectKubeletVersion } from './version.ts';
 import { detectLayout, qpsLocation, restartOf, type KubeletLayout } from './remediation.ts';
@@ -70,7 +70,14 @@ async function readLayers(host: HostRoot, command: KubeletCommand, flags: FlagMa
 }
 
 function setUnknownFields(facts: FactSet, reason: string): void {
-  for (const key of [...FIELD_FACTS, 'kubelet.qpsSetIn', 'kubelet.qpsFix']) facts.unknown(key, reason);
+  for (const key of [...FIELD_FACTS, 'kubelet.failCgroupV1From135', 'kubelet.qpsSetIn', 'kubelet.qpsFix']) facts.unknown(key, reason);
+}
+
+/** kubelet.failCgroupV1From135: what an upgraded kubelet reads from these files (the cgroup v1 warning). */
+function recordFailCgroupV1From135(facts: FactSet, merged: MergeResult): void {
+  const from135 = failCgroupV1From135(merged);
+  if ('unknown' in from135) facts.unknown('kubelet.failCgroupV1From135', from135.unknown);
+  else facts.set('kubelet.failCgroupV1From135', from135.value, from135.source, from135.detail);
 }
 
 const RESTART_FACTS = ['kubelet.configDrift', 'kubelet.restartPending', 'kubelet.restartPendingWhy'];
@@ -111,7 +118,7 @@ const kubeletCollector: Collector = {
   name: 'kubelet',
   provides: [
     'kubelet.present', 'kubelet.binaryReplaced', 'kubelet.configz.read', 'kubelet.restartCommand', ...RESTART_FACTS, 'kubelet.commandSource', 'kubelet.configLayout', 'kubelet.configFile', 'kubelet.configDropIns',
-    'kubelet.version', ...FIELD_FACTS, 'kubelet.suggestedQPS', 'kubelet.suggestedBurst', 'kubelet.qpsSetIn', 'kubelet.qpsFix',
+    'kubelet.version', ...FIELD_FACTS, 'kubelet.failCgroupV1From135', 'kubelet.suggestedQPS', 'kubelet.suggestedBurst', 'kubelet.qpsSetIn', 'kubelet.qpsFix',
   ],
   async collect(ctx) {
     const { host, facts, cluster } = ctx;
@@ -148,8 +155,10 @@ const kubeletCollector: Collector = {
       return setUnknownFields(facts, layers.blocker);
     }
 
-    const { effective, undecided } = mergeKubeletSettings(layers.layers, flags, version.hint);
+    const merged = mergeKubeletSettings(layers.layers, flags, version.hint);
+    const { effective, undecided } = merged;
     recordFields(facts, effective, undecided, cluster);
+    recordFailCgroupV1From135(facts, merged);
     await restartPending(ctx, command, layout, read, effective);
     const maxPods = facts.value('kubelet.maxPods');
     const suggested = suggestedLimits(typeof maxPods === 'number' ? maxPods : 110);

@@ -6,12 +6,15 @@ import type { FlagMap } from '../../host/processes.ts';
 
 export type KubeletField =
   | 'kubeAPIQPS' | 'kubeAPIBurst' | 'eventRecordQPS' | 'eventBurst' | 'registryPullQPS' | 'registryBurst'
-  | 'serializeImagePulls' | 'maxParallelImagePulls' | 'maxPods' | 'cgroupDriver';
+  | 'serializeImagePulls' | 'maxParallelImagePulls' | 'maxPods' | 'cgroupDriver' | 'failCgroupV1';
 
 export const KUBELET_FIELDS: readonly KubeletField[] = [
   'kubeAPIQPS', 'kubeAPIBurst', 'eventRecordQPS', 'eventBurst', 'registryPullQPS', 'registryBurst',
-  'serializeImagePulls', 'maxParallelImagePulls', 'maxPods', 'cgroupDriver',
+  'serializeImagePulls', 'maxParallelImagePulls', 'maxPods', 'cgroupDriver', 'failCgroupV1',
 ];
+
+/** The fields that take true/false, in a file and as a flag. */
+const BOOLEAN_FIELDS: ReadonlySet<KubeletField> = new Set(['serializeImagePulls', 'failCgroupV1']);
 
 /** Config-file field → the kubelet flag that sets it (maxParallelImagePulls has no flag). */
 export const FLAG_OF: Partial<Record<KubeletField, string>> = {
@@ -24,6 +27,7 @@ export const FLAG_OF: Partial<Record<KubeletField, string>> = {
   serializeImagePulls: 'serialize-image-pulls',
   maxPods: 'max-pods',
   cgroupDriver: 'cgroup-driver',
+  failCgroupV1: 'fail-cgroupv1',
 };
 
 /** Kubelet flags that never take the following argument as their value. */
@@ -33,6 +37,7 @@ export const KUBELET_BOOLEAN_FLAGS: ReadonlySet<string> = new Set([
   'alsologtostderr', 'enable-server', 'enable-debugging-handlers', 'protect-kernel-defaults', 'make-iptables-util-chains',
   'exit-on-lock-contention', 'keep-terminated-pod-volumes', 'register-schedulable', 'help', 'version', 'skip-headers',
   'hairpin-mode-promiscuous', 'read-only-port-enabled', 'enable-load-reader', 'local-storage-capacity-isolation',
+  'fail-cgroupv1',
 ]);
 
 export type Setting = number | boolean | string | null;
@@ -78,8 +83,20 @@ export function configLayerFrom(path: string, kind: ConfigLayer['kind'], text: s
   return { path, kind, values };
 }
 
+/**
+ * failCgroupV1 (KEP-4569, 1.31) defaults to false up to 1.34 and to true from 1.35 (KEP-5573,
+ * kubernetes/kubernetes #134298); before 1.31 there is no such check, so false.
+ */
+function failCgroupV1Default(hint: VersionHint): { value: Setting; era: string } | undefined {
+  const known = hint.minor ?? (hint.atLeastMinor !== undefined && hint.atLeastMinor >= 35 ? hint.atLeastMinor : undefined);
+  if (known === undefined) return undefined;
+  if (known >= 35) return { value: true, era: '1.35 and later' };
+  return { value: false, era: known >= 31 ? '1.31 to 1.34' : 'before 1.31 (no such check)' };
+}
+
 /** Modern (≥ 1.27) or legacy defaults, or undefined when the version is not known well enough. */
 function defaultFor(field: KubeletField, hint: VersionHint): { value: Setting; era: string } | undefined {
+  if (field === 'failCgroupV1') return failCgroupV1Default(hint);
   const fixed: Partial<Record<KubeletField, Setting>> = {
     registryPullQPS: 5, registryBurst: 10, maxPods: 110, maxParallelImagePulls: null, serializeImagePulls: true, cgroupDriver: 'cgroupfs',
   };
@@ -94,8 +111,15 @@ function defaultFor(field: KubeletField, hint: VersionHint): { value: Setting; e
   return modern ? { value: now, era: '1.27 and later' } : { value: old, era: 'up to 1.26' };
 }
 
+/** Go's strconv.ParseBool, which the kubelet's boolean flags use. */
+function parseGoBool(raw: string): boolean | undefined {
+  if (['1', 't', 'T', 'TRUE', 'true', 'True'].includes(raw)) return true;
+  if (['0', 'f', 'F', 'FALSE', 'false', 'False'].includes(raw)) return false;
+  return undefined;
+}
+
 function flagSetting(field: KubeletField, raw: string): Setting | undefined {
-  if (field === 'serializeImagePulls') return raw === 'true' ? true : raw === 'false' ? false : undefined;
+  if (BOOLEAN_FIELDS.has(field)) return parseGoBool(raw.trim());
   if (field === 'cgroupDriver') return CGROUP_DRIVERS.includes(raw.trim()) ? raw.trim() : undefined;
   const value = Number(raw.trim());
   return raw.trim() !== '' && Number.isFinite(value) ? value : undefined;
@@ -155,7 +179,8 @@ export function mergeKubeletSettings(layers: ConfigLayer[], flags: FlagMap, hint
       const fallback = defaultFor(field, hint);
       if (!fallback) {
         const what = zeroNote ?? `${field} is not set`;
-        undecided.set(field, `${what}, and its default depends on the kubelet version (5/10 up to 1.26, 50/100 from 1.27), which is unknown: ${hint.why}`);
+        const defaults = field === 'failCgroupV1' ? 'false up to 1.34, true from 1.35' : '5/10 up to 1.26, 50/100 from 1.27';
+        undecided.set(field, `${what}, and its default depends on the kubelet version (${defaults}), which is unknown: ${hint.why}`);
         continue;
       }
       chosen = zeroNote && fromFiles.defaultedZeroIn
@@ -196,4 +221,15 @@ export function minorOf(version: string): number | undefined {
 export function suggestedLimits(maxPods: number): { qps: number; burst: number } {
   const pods = Number.isFinite(maxPods) && maxPods > 0 ? maxPods : 110;
   return { qps: Math.max(50, Math.ceil((pods * 1.5) / 10) * 10), burst: Math.max(100, Math.ceil((pods * 2) / 10) * 10) };
+}
+
+/**
+ * failCgroupV1 as a 1.35 or later kubelet would read these files and flags: what they set, else
+ * true (the default from 1.35). A kubelet of any version started from them after an upgrade.
+ */
+export function failCgroupV1From135(merged: MergeResult): { value: boolean; source: string; detail: string } | { unknown: string } {
+  const set = merged.effective.get('failCgroupV1');
+  if (!set) return { unknown: merged.undecided.get('failCgroupV1') ?? 'failCgroupV1 could not be decided' };
+  if (set.source !== 'default') return { value: set.value === true, source: set.source, detail: `set in the kubelet's ${set.source.startsWith('flag:') ? `flags (${set.origin ?? set.source})` : `files (${set.source})`}: kept across an upgrade` };
+  return { value: true, source: 'default', detail: 'not set in the kubelet\'s config file, drop-ins or flags: from 1.35 the kubelet defaults to true (KEP-5573)' };
 }
