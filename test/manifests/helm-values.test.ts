@@ -13,6 +13,9 @@ import { isDeepStrictEqual } from 'node:util';
 import { ruleOverrideSchema } from '../../src/rules/schema.ts';
 import { runCli } from '../helpers/cli.ts';
 import { CHART, helmRenderer, leafDifferences } from '../helpers/helm.ts';
+import { requireLayerTool } from '../helpers/real-tools.ts';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { type K8sObject, REPO, configMapVolume } from '../helpers/manifests.ts';
 
 const agentPod = (objects: K8sObject[]) => objects.find((o) => o.kind === 'DaemonSet')!.spec.template;
@@ -87,6 +90,9 @@ test('values.schema.json: a misspelt or mistyped value fails the render as Helm 
   await refused('image.pullPolicy=Sometimes', /- image\.pullPolicy: image\.pullPolicy must be one of the following: "", "Always", "IfNotPresent", "Never"/);
   await refused('image.digest=sha256:short', /- image\.digest: Does not match pattern/);
   await refused('agent.interval=5 min', /- agent\.interval: Does not match pattern/);
+  // Issue 37 item 7: an interval a timer cannot wait (over 576 h) is refused before it reaches the agent.
+  for (const interval of ['1000h', '577h', '99999m']) await refused(`agent.interval=${interval}`, /- agent\.interval: Does not match pattern/);
+  for (const interval of ['90s', '1h30m', '400h', '500ms']) await render({ set: [`agent.interval=${interval}`] });
   await refused('agent.startupWindow=an hour', /- agent\.startupWindow: Does not match pattern/);
   await refused('agent.extraArgs={kubelet-insecure-tls}', /- agent\.extraArgs\.0: Does not match pattern '\^--\[a-z\]'/);
   await refused('imagePullSecrets[0].nmae=regcred', /- imagePullSecrets\.0: name is required/, /Additional property nmae is not allowed/);
@@ -151,4 +157,14 @@ test('Chart.yaml kubeVersion: a cluster before 1.30 is refused as helm refuses i
   await assert.rejects(render({ kubeVersion: 'v1.29.9' }), /Error: chart requires kubeVersion: >=1\.30\.0-0 which is incompatible with Kubernetes v1\.29\.9$/);
   for (const kubeVersion of ['v1.30.0', 'v1.30.2-eks-a1b2c3', 'v1.31.4+k3s1', 'v1.36.2']) await render({ kubeVersion });
   assert.match(readFileSync(path.join(REPO, 'docs/deploy.md'), 'utf8'), /The policy needs Kubernetes 1\.30 or later/, 'the floor the docs give');
+});
+
+test('the real Helm 4 checks agent.interval as the harness does: over 576 h (a timer cannot wait longer) is refused (issue 37 item 7)', async (t) => {
+  const helm = await requireLayerTool(t, 'helm');
+  if (!helm) return;
+  const template = (interval: string) => promisify(execFile)(helm, ['template', 'nta', CHART, '--set', `agent.interval=${interval}`])
+    .then(() => 'rendered', (e: { stderr: string }) => e.stderr);
+  assert.match(await template('1000h'), /at '\/agent\/interval': '1000h' does not match pattern/);
+  assert.equal(await template('400h'), 'rendered');
+  assert.equal(await template('1h30m'), 'rendered');
 });
