@@ -16,6 +16,11 @@ export interface AgentDeps {
   publisher: Publisher;
   /** The heartbeat (heartbeat.ts): told of each successful publish; with --once renewed once before exit. */
   heartbeat?: { start(): void; stop(): Promise<void>; published(): void; beatOnce(): Promise<boolean> };
+  /**
+   * Before the first scan: whether the admission policies hold the agent's token (admission-check.ts).
+   * Not held: the agent logs why and ends with 2; a throw (no answer to decide by) is retried as a failed cycle.
+   */
+  admission?(): Promise<{ held: true; lines: string[] } | { held: false; reason: string }>;
   /** Called by stop(): abort what is in flight (the API client's stop). */
   onStop?(): Promise<void> | void;
   onReport?(report: Report, durationSeconds: number): void;
@@ -54,6 +59,11 @@ export const DEFAULT_AGENT_OPTIONS: AgentOptions = {
 
 /** The scan itself failed (a collector crash the runner could not contain, a stop while waiting). */
 class ScanFailed extends Error {}
+/** The admission check got no answer to decide by. */
+class AdmissionUndecided extends Error {}
+/** An accepted dry run is asked again this often (1 s, 2 s, 4 s later) before it ends the agent: a new policy takes a moment to load. */
+const ADMISSION_RETRIES = 3;
+const ADMISSION_RETRY_MS = 1000;
 
 export class Agent {
   private readonly deps: AgentDeps;
@@ -69,6 +79,8 @@ export class Agent {
   private scannedAt = 0;
   /** Set when the API server did not answer at start: run() ends with 1. */
   private unreachable = false;
+  /** Whether the admission policies were found to hold the agent's token; false: run() ends with 2. */
+  private admitted: boolean | undefined;
   cycles = 0;
 
   constructor(deps: AgentDeps, opts: Partial<AgentOptions> = {}) {
@@ -112,6 +124,7 @@ export class Agent {
       while (!this.stopper.signal.aborted) {
         const delay = await this.cycle();
         if (this.unreachable) return 1;
+        if (this.admitted === false) return 2;
         if (this.opts.once && (this.failures === 0 || this.failures >= this.opts.onceAttempts)) {
           if (this.failures > 0) return 1;
           await this.deps.heartbeat?.beatOnce(); // a failure is logged; the report is published all the same
@@ -143,6 +156,7 @@ export class Agent {
     this.cycles += 1;
     const scanDue = this.report === undefined || performance.now() - this.lastScanAt >= this.opts.intervalMs * 0.9;
     try {
+      if (this.admitted === undefined && !(await this.admit())) return 0;
       if (scanDue) await this.scan();
       const node = await this.deps.watcher.ready(this.opts.nodeReadTimeoutMs, this.stopper.signal);
       const outcome = await this.deps.publisher.publish(this.report as Report, node);
@@ -155,9 +169,41 @@ export class Agent {
       if (this.stopper.signal.aborted) return 0;
       this.failures += 1;
       const delay = retryDelay(err, this.failures, this.opts.backoff, this.opts.random);
-      const what = err instanceof ScanFailed ? 'scan failed' : 'publish failed';
+      const what = err instanceof ScanFailed ? 'scan failed' : err instanceof AdmissionUndecided ? 'admission check failed' : 'publish failed';
       this.deps.log(`${what} (${describeError(err)}); attempt ${this.failures}, retrying in ${(delay / 1000).toFixed(1)} s`);
       return delay;
+    }
+  }
+
+  /** Whether the agent may go on: the admission policies hold its token (or nothing asks; a test). */
+  private async admit(): Promise<boolean> {
+    if (!this.deps.admission) {
+      this.admitted = true;
+      return true;
+    }
+    let verdict = await this.askAdmission();
+    // A policy created a moment ago takes a moment to apply (the server loads it, and its parameter):
+    // asked again, 1 s then 2 s then 4 s later, before the agent gives up.
+    for (let retry = 0; !verdict.held && retry < ADMISSION_RETRIES && !this.stopper.signal.aborted; retry++) {
+      await this.sleep(ADMISSION_RETRY_MS * 2 ** retry);
+      verdict = await this.askAdmission();
+    }
+    if (!verdict.held) {
+      this.deps.log(verdict.reason);
+      this.admitted = false;
+      this.stop();
+      return false;
+    }
+    for (const line of verdict.lines) this.deps.log(line);
+    this.admitted = true;
+    return true;
+  }
+
+  private async askAdmission(): Promise<{ held: true; lines: string[] } | { held: false; reason: string }> {
+    try {
+      return await (this.deps.admission as NonNullable<AgentDeps['admission']>)();
+    } catch (err) {
+      throw new AdmissionUndecided(describeError(err));
     }
   }
 

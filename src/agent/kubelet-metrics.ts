@@ -12,10 +12,13 @@
 // hollow kubelet, which has no TLS and no authn/authz), and without the token: the token never goes
 // over plain HTTP. A port found plain is remembered, so each later scan is one request; a failed plain
 // read forgets it (a kubelet restarted with TLS is read over HTTPS at the next scan).
-// Bounded: one deadline per exchange, the body capped while it streams in, no redirects, no compression.
+// Bounded: one deadline per exchange, the body capped while it streams in (/metrics split into lines as
+// it streams, never whole; /configz, one JSON object of a few KiB, at most 256 KiB), no redirects, no
+// compression.
 import type { IncomingMessage } from 'node:http';
 import type { KubeletReadResult } from '../workload/kubelet-view.ts';
-import { DEFAULT_MAX_BODY_BYTES, fetchLocalText, readCappedBody } from '../host/local-http.ts';
+import { DEFAULT_MAX_BODY_BYTES, fetchLocalLines, fetchLocalText, readCappedBody, readCappedLines } from '../host/local-http.ts';
+import type { LineSplitter, LineWalk } from '../text/lines.ts';
 import { readRegularFileSync } from '../host/open-checked.ts';
 import { fileTypeOf } from '../host/read-failure.ts';
 
@@ -23,9 +26,12 @@ import { fileTypeOf } from '../host/read-failure.ts';
 /** The kubelet paths the agent reads: its metrics, and its running configuration. */
 export type KubeletPath = '/metrics' | '/configz';
 
+/** A real kubelet's /configz is ~5-10 KiB of JSON; JSON.parse builds every entry of what it is given. */
+export const CONFIGZ_MAX_BYTES = 256 * 1024;
+
 /** Not ok: `reason` is for people (what is wrong, then the fix; details in parentheses, which short lines drop first). */
 export type KubeletRead =
-  | { ok: true; text: string; url: string }
+  | { ok: true; url: string; text: string; walk?: LineWalk }
   | { ok: false; result: Exclude<KubeletReadResult, 'ok'>; reason: string; url: string };
 
 export interface KubeletTarget {
@@ -79,23 +85,30 @@ export class KubeletMetricsReader {
     this.opts = opts;
   }
 
-  async read(target: KubeletTarget, path: KubeletPath = '/metrics'): Promise<KubeletRead> {
+  /**
+   * With `lines`, the body goes line by line into it as it streams (never whole in memory; the read's
+   * text is then ''); only an ok read's lines count. Without, the body is the read's text.
+   */
+  async read(target: KubeletTarget, path: KubeletPath = '/metrics', lines?: LineSplitter): Promise<KubeletRead> {
     const key = `${target.address}:${target.port}`;
-    if (this.plain.has(key)) return this.readPlain(target, key, path);
-    const got = await this.readHttps(target, path);
+    if (this.plain.has(key)) return this.readPlain(target, key, path, lines);
+    const got = await this.readHttps(target, path, lines);
     if (got === 'plain-http') {
       this.plain.add(key);
-      return this.readPlain(target, key, path);
+      return this.readPlain(target, key, path, lines);
     }
     return got;
   }
 
-  private async readPlain(target: KubeletTarget, key: string, path: KubeletPath): Promise<KubeletRead> {
+  private maxBytes(path: KubeletPath): number {
+    return path === '/configz' ? CONFIGZ_MAX_BYTES : this.opts.maxBytes ?? DEFAULT_MAX_BODY_BYTES;
+  }
+
+  private async readPlain(target: KubeletTarget, key: string, path: KubeletPath, lines: LineSplitter | undefined): Promise<KubeletRead> {
     const host = target.address.includes(':') ? `[${target.address}]` : target.address;
-    const got = await fetchLocalText(`http://${host}:${target.port}${path}`, {
-      timeoutMs: this.timeoutMs, maxBytes: this.opts.maxBytes ?? DEFAULT_MAX_BODY_BYTES,
-      ownAddresses: [...localAddresses(), target.address],
-    });
+    const url = `http://${host}:${target.port}${path}`;
+    const options = { timeoutMs: this.timeoutMs, maxBytes: this.maxBytes(path), ownAddresses: [...localAddresses(), target.address] };
+    const got = lines ? await fetchLocalLines(url, lines, options).then((r) => (r.ok ? { ...r, text: '' } : r)) : await fetchLocalText(url, options);
     if (got.ok) return got;
     this.plain.delete(key);
     return { ok: false, result: 'unreachable', reason: `the kubelet's plain-HTTP port is not readable (${got.reason})`, url: `http://${host}:${target.port}${path}` };
@@ -105,7 +118,7 @@ export class KubeletMetricsReader {
     return this.opts.timeoutMs ?? 5000;
   }
 
-  private async readHttps(target: KubeletTarget, path: KubeletPath): Promise<KubeletRead | 'plain-http'> {
+  private async readHttps(target: KubeletTarget, path: KubeletPath, lines: LineSplitter | undefined): Promise<KubeletRead | 'plain-http'> {
     const host = target.address.includes(':') ? `[${target.address}]` : target.address;
     const url = `https://${host}:${target.port}${path}`;
     let creds: { token: string | undefined; ca: string | undefined };
@@ -123,7 +136,7 @@ export class KubeletMetricsReader {
       }
     }
     const trusted = this.opts.caFile !== undefined ? '--kubelet-ca-file' : ca !== undefined ? 'the cluster CA' : 'a CA the agent trusts';
-    const maxBytes = this.opts.maxBytes ?? DEFAULT_MAX_BODY_BYTES;
+    const maxBytes = this.maxBytes(path);
     return new Promise((resolve) => {
       const fail = (result: Exclude<KubeletReadResult, 'ok'>, reason: string): void => { req.destroy(); resolve({ ok: false, result, reason, url }); };
       const tls = process.getBuiltinModule('node:tls');
@@ -140,7 +153,9 @@ export class KubeletMetricsReader {
         const status = res.statusCode ?? 0;
         if (status === 401) return fail('unauthorized', UNAUTHORIZED);
         if (status === 403) return fail('forbidden', FORBIDDEN[path]);
-        readCappedBody(res, maxBytes, (reason) => fail('error', `the kubelet's answer was not read (${reason})`), (text) => resolve({ ok: true, text, url }));
+        const unread = (reason: string): void => fail('error', `the kubelet's answer was not read (${reason})`);
+        if (lines) readCappedLines(res, maxBytes, lines, unread, (walk) => resolve({ ok: true, text: '', walk, url }));
+        else readCappedBody(res, maxBytes, unread, (text) => resolve({ ok: true, text, url }));
       });
       req.on('error', (error: NodeJS.ErrnoException) => {
         if ((error.code === 'EPROTO' || /^ERR_SSL_/.test(error.code ?? '')) && PLAIN_HTTP_ANSWER.test(error.message)) return resolve('plain-http');

@@ -5,7 +5,7 @@
 import type { AgentMetrics } from '../publish/metrics.ts';
 import type { KubeletMetricsView } from '../workload/kubelet-view.ts';
 import type { KubeletMetricsReader, KubeletRead, KubeletTarget } from './kubelet-metrics.ts';
-import { KubeletSliWindow } from './kubelet-sli.ts';
+import { kubeletMetricsReader, KubeletSliWindow } from './kubelet-sli.ts';
 
 export interface KubeletScrapeOptions {
   nodeName: string;
@@ -39,16 +39,17 @@ export class KubeletScrape {
   /** Reads once; never throws (a failure is the view's result and reason). */
   async read(): Promise<KubeletMetricsView> {
     const target = this.opts.target();
+    const metrics = kubeletMetricsReader();
     const got: KubeletRead = target === undefined
       ? { ok: false, result: 'no_endpoint', url: `api:nodes/${this.opts.nodeName} status.daemonEndpoints`, reason: this.noEndpoint() }
-      : await this.opts.reader.read(target).catch((err: Error) => ({ ok: false as const, result: 'error' as const, url: `${target.address}:${target.port}`, reason: `the read failed (${err.message})` }));
+      : await this.opts.reader.read(target, '/metrics', metrics.lines).catch((err: Error) => ({ ok: false as const, result: 'error' as const, url: `${target.address}:${target.port}`, reason: `the read failed (${err.message})` }));
     this.opts.metrics?.setKubeletRead(got.ok ? 'ok' : got.result);
     const line = got.ok ? `kubelet /metrics: read from ${got.url}` : `kubelet /metrics not read (${got.url}), its start-up p99 is unknown: ${got.reason}`;
     if (line !== this.lastLine) this.opts.log(line);
     this.lastLine = line;
     if (!got.ok) return { result: got.result, source: got.url, reason: got.reason };
     const now = (this.opts.now ?? Date.now)();
-    const known = this.sli.scrape(got.text, now);
+    const known = this.sli.scrape(metrics.result(), now);
     const figures = known ? this.sli.figures(now) : {};
     this.opts.metrics?.setKubeletSli(figures);
     const sli = figures.sli;

@@ -6,6 +6,9 @@
 // interpolation inside a bucket as PromQL's histogram_quantile does), kept for the agent's
 // --startup-window: the p99 of the pods the kubelet started within it, beside the pod-watch figure.
 
+import type { LineSplitter } from '../text/lines.ts';
+import { prometheusReader, type ParsedMetrics } from '../text/prometheus-text.ts';
+
 export const KUBELET_HISTOGRAMS = {
   sli: 'kubelet_pod_start_sli_duration_seconds',
   total: 'kubelet_pod_start_total_duration_seconds',
@@ -23,41 +26,48 @@ export interface Buckets {
   count: number;
 }
 
-const MAX_LINES = 200_000;
-const LINE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{([^}]*)\})?\s+(\S+)/;
+export type KubeletHistograms = Partial<Record<KubeletHistogram, Buckets>>;
 
-function leOf(labels: string | undefined): number | undefined {
-  const m = /(?:^|,)\s*le="([^"]*)"/.exec(labels ?? '');
-  if (!m) return undefined;
-  return m[1] === '+Inf' ? Infinity : Number(m[1]);
+/** What one read of /metrics yields: the four histograms and the process's start. */
+export interface KubeletMetrics {
+  histograms: KubeletHistograms;
+  /** process_start_time_seconds (ms): a change means another kubelet process, whatever the counts say. */
+  startedAt: number | undefined;
 }
 
-/** The wanted histograms from Prometheus text exposition; malformed lines are skipped. */
-export function parseHistograms(text: string): Partial<Record<KubeletHistogram, Buckets>> {
-  const wanted = new Map<string, KubeletHistogram>(Object.entries(KUBELET_HISTOGRAMS).map(([k, v]) => [`${v}_bucket`, k as KubeletHistogram]));
-  const byBound = new Map<KubeletHistogram, Map<number, number>>();
-  let lines = 0;
-  for (const line of text.split('\n')) {
-    if (++lines > MAX_LINES) break;
-    if (line.startsWith('#')) continue;
-    const m = LINE.exec(line);
-    if (!m) continue;
-    const key = wanted.get(m[1] as string);
-    if (key === undefined) continue;
-    const le = leOf(m[2]);
-    const value = Number(m[3]);
-    if (le === undefined || Number.isNaN(le) || !Number.isFinite(value) || value < 0) continue;
-    const buckets = byBound.get(key) ?? new Map<number, number>();
-    buckets.set(le, (buckets.get(le) ?? 0) + value);
-    byBound.set(key, buckets);
-  }
-  const out: Partial<Record<KubeletHistogram, Buckets>> = {};
-  for (const [key, buckets] of byBound) {
+const PROCESS_START = 'process_start_time_seconds';
+const WANTED: ReadonlySet<string> = new Set([...Object.values(KUBELET_HISTOGRAMS), PROCESS_START]);
+
+/** A parser of a /metrics body fed line by line (`lines`, as the body streams in; text/prometheus-text.ts). */
+export function kubeletMetricsReader(): { lines: LineSplitter; result(): KubeletMetrics } {
+  const reader = prometheusReader(WANTED);
+  return { lines: reader.lines, result: () => kubeletMetricsOf(reader.result()) };
+}
+
+function kubeletMetricsOf(parsed: ParsedMetrics): KubeletMetrics {
+  const histograms: KubeletHistograms = {};
+  for (const [key, name] of Object.entries(KUBELET_HISTOGRAMS) as [KubeletHistogram, string][]) {
+    const buckets = parsed.buckets.get(name);
+    if (!buckets) continue;
     const bounds = [...buckets.keys()].sort((a, b) => a - b);
     const counts = bounds.map((b) => buckets.get(b) as number);
-    out[key] = { bounds, counts, count: counts[counts.length - 1] ?? 0 };
+    histograms[key] = { bounds, counts, count: counts[counts.length - 1] ?? 0 };
   }
-  return out;
+  const seconds = parsed.values.get(PROCESS_START);
+  return { histograms, startedAt: seconds !== undefined && seconds > 0 ? seconds * 1000 : undefined };
+}
+
+/** The metrics of a whole /metrics text. */
+export function parseKubeletMetrics(text: string): KubeletMetrics {
+  const reader = kubeletMetricsReader();
+  reader.lines.push(text);
+  reader.lines.end();
+  return reader.result();
+}
+
+/** The wanted histograms of a whole /metrics text. */
+export function parseHistograms(text: string): KubeletHistograms {
+  return parseKubeletMetrics(text).histograms;
 }
 
 /** histogram_quantile over cumulative buckets; null without observations. Above the last finite bound: that bound. */
@@ -112,10 +122,7 @@ interface Scrape {
 
 /** The kubelet's process_start_time_seconds in ms, when it exposes one. */
 export function processStartMs(text: string): number | undefined {
-  // The text is the capped body of one read; the line is matched without crossing a line break.
-  const m = /^process_start_time_seconds[ \t]+(\S+)[ \t]*$/m.exec(text);
-  const seconds = m ? Number(m[1]) : NaN;
-  return Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : undefined;
+  return parseKubeletMetrics(text).startedAt;
 }
 
 /**
@@ -138,8 +145,8 @@ export class KubeletSliWindow {
   }
 
   /** Takes one scrape read at `now` (ms); false when it was the first and nothing is known over the window yet. */
-  scrape(text: string, now: number): boolean {
-    const current: Scrape = { at: now, histograms: parseHistograms(text), startedAt: processStartMs(text) };
+  scrape(metrics: KubeletMetrics, now: number): boolean {
+    const current: Scrape = { at: now, ...metrics };
     // A previous read older than the window (reads failed since): its deltas would reach beyond it.
     const before = this.previous && now - this.previous.at <= this.windowMs ? this.previous : undefined;
     this.previous = current;

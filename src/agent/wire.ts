@@ -15,6 +15,7 @@ import type { NodeObject } from '../kube/objects.ts';
 import { KubeletScrape } from './kubelet-scrape.ts';
 import { KubeletConfigzRead } from './kubelet-configz.ts';
 import { KubeletMetricsReader, kubeletTarget, type KubeletTarget } from './kubelet-metrics.ts';
+import { serviceAccountOf, verifyAdmission } from './admission-check.ts';
 
 export interface WireOptions {
   kubeconfig: string | undefined;
@@ -87,6 +88,14 @@ export function wireAgent(opts: WireOptions): Agent {
     background: new WorkloadWatcher(informers, state),
     publisher,
     ...(heartbeat ? { heartbeat } : {}),
+    // --dry-run writes nothing; other credentials than a ServiceAccount's are no policy's to hold.
+    ...(opts.dryRunOut ? {} : {
+      admission: async () => {
+        const account = serviceAccountOf((await client.bearerAndCa()).token);
+        return account ? verifyAdmission(client, opts.nodeName, account)
+          : { held: true as const, lines: ['admission: not checked: the credentials are not a ServiceAccount token, and the policies hold only the agent\'s ServiceAccount'] };
+      },
+    }),
     onStop: () => client.stop(STOP_GRACE_MS),
     log: opts.log,
     onReport: (report, seconds) => opts.metrics?.setReport(report, seconds, Date.now()),

@@ -55,7 +55,15 @@ export function listFlag(values: string[] | undefined): string[] {
   return (values ?? []).flatMap((value) => value.split(',')).map((value) => value.trim()).filter(Boolean);
 }
 
-const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const UNITS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as Record<string, number> & { h: number };
+
+/**
+ * The longest duration a flag takes: 24 days. A Node timer waits at most 2^31 - 1 ms (~24.8 days);
+ * a longer one fires after 1 ms, so `--interval 1000h` ran the agent's loop flat out (6 901 cycles
+ * in 10 s). The chart's values.schema.json keeps `agent.interval` below it too.
+ */
+export const MAX_DURATION_MS = 576 * UNITS.h;
+const MAX_DURATION_TEXT = '576h (24 days)';
 
 /** "90s", "5m", "1h30m" → milliseconds; names the flag on bad input. Zero ("0", "0s") only where it means "none". */
 export function parseDuration(flag: string, value: string, options: { allowZero?: boolean } = {}): number {
@@ -64,6 +72,9 @@ export function parseDuration(flag: string, value: string, options: { allowZero?
   const total = parts.reduce((sum, [, n, unit]) => sum + Number(n) * (UNITS[unit as string] as number), 0);
   if (parts.length === 0 || parts.map((p) => p[0]).join('') !== value || total < 0 || (total === 0 && !options.allowZero)) {
     throw new UsageError(`${flag} "${value}" is not a duration; use e.g. ${options.allowZero ? '0s, ' : ''}30s, 5m, 1h or 1h30m`);
+  }
+  if (total > MAX_DURATION_MS) {
+    throw new UsageError(`${flag} "${value}" is longer than ${MAX_DURATION_TEXT}, the longest a timer waits (a longer one would fire at once, over and over); use at most ${MAX_DURATION_TEXT.split(' ')[0]}, e.g. 24h`);
   }
   return total;
 }

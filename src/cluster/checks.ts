@@ -1,18 +1,21 @@
 // The cluster-scope facts (Tekton, CSI sidecars), asking for no more than the checks use: the
 // feature-flags ConfigMaps by name; PipelineRuns as metadata, then the newest 50 in full; PVCs one
 // GET per claim workspace; workloads (not pods) to find Tekton's controller and the CSI sidecars,
-// then a few of their running pods by the workload's selector; their log tails, bounded.
+// then a few of their running pods by the workload's selector; their log tails, bounded. Which
+// workloads are the components' is decided by what a tenant cannot have (identity.ts): the
+// ClusterRoleBindings are listed first, for the ServiceAccounts they name.
 // Every list is paged through ClusterApi.scan; each page keeps only what matches.
 import type { FactSet } from '../facts/fact-set.ts';
 import { objectKey, type KubeObject, type Obj } from '../kube/objects.ts';
 import {
-  CONFIGMAPS, CSIDRIVERS, DAEMONSETS, DEPLOYMENTS, PERSISTENTVOLUMECLAIMS, PIPELINERUNS, PODS, resourceName, STATEFULSETS, STORAGECLASSES, type ResourceRef,
+  CLUSTERROLEBINDINGS, CONFIGMAPS, CSIDRIVERS, DAEMONSETS, DEPLOYMENTS, PERSISTENTVOLUMECLAIMS, PIPELINERUNS, PODS, resourceName, STATEFULSETS, STORAGECLASSES, type ResourceRef,
 } from '../kube/resources.ts';
 import { DEFAULT_LOG_BOUNDS, type ApiResult, type ClusterApi } from './api.ts';
 import { MAX_PODS_PER_SIDECAR, sidecarFacts, throttleFacts, type LabelledLog } from './csi.ts';
-import { controllerLimitFacts, RECENT_PIPELINERUNS, TEKTON_NAMESPACES, tektonInstalledFacts, workspaceClaims, workspaceFacts } from './tekton.ts';
+import { addBindings, type ClusterBound } from './identity.ts';
+import { controllerLimitFacts, RECENT_PIPELINERUNS, tektonInstalledFacts, trustedController, workspaceClaims, workspaceFacts } from './tekton.ts';
 import { TopN } from './top.ts';
-import { containersOf, SIDECAR_NAMES, sidecarsIn, tektonControllerIn, WorkloadFinder, workloadLabel, type Sidecar, type Workload } from './workloads.ts';
+import { containersOf, SIDECAR_NAMES, sidecarsIn, TEKTON_NAMESPACES, WorkloadFinder, workloadLabel, type Found, type Sidecar, type Workload } from './workloads.ts';
 
 /** PVCs read for claim workspaces, at most. */
 const MAX_CLAIMS = 50;
@@ -38,10 +41,10 @@ async function collect(api: ClusterApi, ref: ResourceRef, opts: { fieldSelector?
   return scanned.ok ? { ok: true, value: kept } : scanned;
 }
 
-/** Tekton's feature-flags ConfigMaps only (by name, across namespaces). */
-function featureFlags(api: ClusterApi): Promise<ApiResult<Obj[]>> {
-  return collect(api, CONFIGMAPS, { fieldSelector: 'metadata.name=feature-flags' }, (cm) => (
-    cm.metadata?.labels?.['app.kubernetes.io/part-of'] === 'tekton-pipelines' || TEKTON_NAMESPACES.includes(cm.metadata?.namespace) ? cm : undefined));
+/** Tekton's feature-flags ConfigMaps (by name), only in its namespaces and the trusted controller's: a tenant's copy is not kept. */
+function featureFlags(api: ClusterApi, controllerNamespace: string | undefined): Promise<ApiResult<Obj[]>> {
+  const homes = controllerNamespace === undefined ? TEKTON_NAMESPACES : [...TEKTON_NAMESPACES, controllerNamespace];
+  return collect(api, CONFIGMAPS, { fieldSelector: 'metadata.name=feature-flags' }, (cm) => (homes.includes(cm.metadata?.namespace) ? cm : undefined));
 }
 
 const newestFirst = (a: Obj, b: Obj): number => {
@@ -74,10 +77,10 @@ async function claimedPvcs(api: ClusterApi, runs: Obj[]): Promise<Map<string, Ap
   return new Map(keys.map((key, i) => [key, got[i] as ApiResult<Obj>]));
 }
 
-async function tektonFacts(api: ClusterApi, facts: FactSet): Promise<void> {
-  const flags = await featureFlags(api);
+async function tektonFacts(api: ClusterApi, facts: FactSet, controllerNamespace: string | undefined): Promise<void> {
+  const flags = await featureFlags(api, controllerNamespace);
   const runs = await recentPipelineRuns(api);
-  tektonInstalledFacts(facts, flags, runs);
+  tektonInstalledFacts(facts, flags, runs, controllerNamespace);
   const claims = runs.ok ? workspaceClaims(runs.value) : [];
   const pvcs = runs.ok && claims.some((c) => c.shape === 'claim') ? await claimedPvcs(api, runs.value) : new Map<string, ApiResult<Obj>>();
   const needClasses = claims.some((c) => c.shape === 'template' || pvcs.get(`${c.namespace}/${c.claimName}`)?.ok);
@@ -86,9 +89,16 @@ async function tektonFacts(api: ClusterApi, facts: FactSet): Promise<void> {
   workspaceFacts(facts, runs, (namespace, name) => pvcs.get(`${namespace}/${name}`), { classes, drivers });
 }
 
+/** The ServiceAccounts ClusterRoleBindings name (only cluster admins create those), or why they could not be listed. */
+async function clusterBound(api: ClusterApi): Promise<ClusterBound> {
+  const bound = new Map<string, string>();
+  const scanned = await api.scan(CLUSTERROLEBINDINGS, {}, (items) => addBindings(bound, items));
+  return scanned.ok ? { ok: true, value: bound } : scanned;
+}
+
 /** Deployments, StatefulSets and DaemonSets of all namespaces, keeping Tekton's controller and CSI sidecar workloads. */
 async function findWorkloads(api: ClusterApi): Promise<{ finder: WorkloadFinder; failures: string[] }> {
-  const finder = new WorkloadFinder();
+  const finder = new WorkloadFinder(await clusterBound(api));
   const failures: string[] = [];
   for (const ref of [DEPLOYMENTS, STATEFULSETS, DAEMONSETS]) {
     const scanned = await api.scan(ref, {}, (items) => finder.add(ref.kind, items));
@@ -98,8 +108,9 @@ async function findWorkloads(api: ClusterApi): Promise<{ finder: WorkloadFinder;
 }
 
 /** Found workloads; when none was found and a list failed, why absence cannot be told. */
-function found(workloads: Workload[], failures: string[]): ApiResult<Workload[]> {
-  return workloads.length > 0 || failures.length === 0 ? { ok: true, value: workloads } : { ok: false, code: 'list', reason: failures.join('; ') };
+function found(workloads: Found, failures: string[]): ApiResult<Found> {
+  const any = workloads.trusted.length > 0 || workloads.untrusted.count > 0;
+  return any || failures.length === 0 ? { ok: true, value: workloads } : { ok: false, code: 'list', reason: failures.join('; ') };
 }
 
 /** Up to `limit` running pods of a workload, by its own selector. */
@@ -138,7 +149,7 @@ async function sidecarLogs(api: ClusterApi, workloads: Workload[]): Promise<Reco
   return reads;
 }
 
-async function controllerLog(api: ClusterApi, facts: FactSet, workloads: ApiResult<Workload[]>): Promise<void> {
+async function controllerLog(api: ClusterApi, facts: FactSet, workloads: ApiResult<Found>): Promise<void> {
   const controller = controllerLimitFacts(facts, workloads);
   if (!controller) return;
   const pods = await runningPods(api, controller.workload, 1);
@@ -150,9 +161,10 @@ async function controllerLog(api: ClusterApi, facts: FactSet, workloads: ApiResu
 }
 
 export async function clusterCheckFacts(api: ClusterApi, facts: FactSet): Promise<void> {
-  await tektonFacts(api, facts);
   const { finder, failures } = await findWorkloads(api);
-  await controllerLog(api, facts, found(finder.tekton.filter((w) => tektonControllerIn(w.containers)), failures));
+  const tekton = found(finder.tekton, failures);
+  await tektonFacts(api, facts, trustedController(tekton)?.workload.namespace);
+  await controllerLog(api, facts, tekton);
   const csi = found(finder.csi, failures);
-  sidecarFacts(facts, csi, { reads: await sidecarLogs(api, csi.ok ? csi.value : []) }, WINDOW);
+  sidecarFacts(facts, csi, { reads: await sidecarLogs(api, csi.ok ? csi.value.trusted : []) }, WINDOW);
 }

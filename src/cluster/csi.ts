@@ -4,7 +4,7 @@
 import type { FactSet } from '../facts/fact-set.ts';
 import type { ApiResult } from './api.ts';
 import { describeWait, flagValue, imageParts, tallyLog } from './logs.ts';
-import { SIDECAR_NAMES, SIDECARS, workloadLabel, type Container, type Sidecar, type Workload } from './workloads.ts';
+import { SIDECAR_NAMES, SIDECARS, untrustedText, workloadLabel, type Container, type Found, type Sidecar, type Workload } from './workloads.ts';
 
 export { SIDECARS, type Sidecar } from './workloads.ts';
 
@@ -81,22 +81,35 @@ export interface SidecarLogs {
   reads: Record<Sidecar, LabelledLog[]>;
 }
 
-/** `workloads`: the CSI workloads found, or why the workload lists failed (when none was found). */
-export function sidecarFacts(facts: FactSet, workloads: ApiResult<Workload[]>, logs: SidecarLogs, window: string): void {
+const WORKLOADS = 'api:deployments,statefulsets,daemonsets';
+
+/**
+ * `found`: the CSI workloads, or why the workload lists failed (when none was found). Only trusted
+ * workloads (identity.ts) decide; how sure that is goes into the facts: `present` is `inferred` when
+ * every instance is trusted by its ServiceAccount's binding rather than its namespace.
+ */
+export function sidecarFacts(facts: FactSet, found: ApiResult<Found>, logs: SidecarLogs, window: string): void {
   for (const sidecar of SIDECAR_NAMES) {
     const prefix = `cluster.csi.${sidecar}`;
-    if (!workloads.ok) {
-      facts.unknown(`${prefix}.present`, `cannot list workloads: ${workloads.reason}`);
+    if (!found.ok) {
+      facts.unknown(`${prefix}.present`, `cannot list workloads: ${found.reason}`);
       continue;
     }
-    const instances = workloads.value.flatMap(sidecarInstances).filter((i) => i.sidecar === sidecar);
-    const source = 'api:deployments,statefulsets,daemonsets';
-    facts.set(`${prefix}.present`, instances.length > 0, source, instances.length > 0 ? `${instances.length} workload container(s) running ${SIDECARS[sidecar]}` : `no workload runs ${SIDECARS[sidecar]}`);
+    const instances = found.value.trusted.flatMap(sidecarInstances).filter((i) => i.sidecar === sidecar);
+    const lookalikes = found.value.untrusted;
+    if (instances.length === 0 && lookalikes.count > 0) {
+      facts.unknown(`${prefix}.present`, untrustedText(lookalikes, `an image named ${SIDECARS[sidecar]}`), WORKLOADS);
+      continue;
+    }
+    const verified = instances.some((i) => i.workload.identity.level === 'verified');
+    const ignored = lookalikes.count > 0 ? `; ${lookalikes.count} look-alike workload(s) elsewhere not used` : '';
+    facts.set(`${prefix}.present`, instances.length > 0, instances.length === 0 || verified ? WORKLOADS : 'inferred',
+      instances.length > 0 ? `${instances.length} workload container(s) running ${SIDECARS[sidecar]}${ignored}` : `no workload runs ${SIDECARS[sidecar]}`);
     if (instances.length === 0) continue;
-    facts.set(`${prefix}.instances`, instances.map((i) => `${workloadLabel(i.workload)}: ${SIDECARS[sidecar]}:${i.version}, driver ${i.driver}, QPS ${i.qps}/burst ${i.burst}`), source);
-    facts.set(`${prefix}.versions`, [...new Set(instances.map((i) => i.version))].sort(), source);
-    facts.set(`${prefix}.drivers`, [...new Set(instances.map((i) => i.driver))].sort(), source);
-    facts.set(`${prefix}.kubeAPIQPS`, Math.min(...instances.map((i) => i.qps)), source, '--kube-api-qps (default 5)');
+    facts.set(`${prefix}.instances`, instances.map((i) => `${workloadLabel(i.workload)}: ${SIDECARS[sidecar]}:${i.version}, driver ${i.driver}, QPS ${i.qps}/burst ${i.burst} (${i.workload.identity.level}: ${i.workload.identity.why})`), WORKLOADS);
+    facts.set(`${prefix}.versions`, [...new Set(instances.map((i) => i.version))].sort(), WORKLOADS);
+    facts.set(`${prefix}.drivers`, [...new Set(instances.map((i) => i.driver))].sort(), WORKLOADS);
+    facts.set(`${prefix}.kubeAPIQPS`, Math.min(...instances.map((i) => i.qps)), WORKLOADS, '--kube-api-qps (default 5)');
     throttleFacts(facts, prefix, logs.reads[sidecar], window);
   }
 }

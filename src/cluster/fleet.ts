@@ -5,8 +5,9 @@
 import type { Report, Severity } from '../report/types.ts';
 import { agentRank, failingRules, isStale, slimRow, worstFirst, type NodeRow } from './nodes.ts';
 import type { HeartbeatSummary } from './heartbeats.ts';
+import type { RuleEntry } from '../wire/annotations.ts';
 import { TopN } from './top.ts';
-import { countRestartPending, restartPendingTally, type RestartPending, type RuleLookup } from './restart-pending.ts';
+import { countRestartPending, restartPendingTally, type RestartPending } from './restart-pending.ts';
 
 type Grade = Report['grade'];
 
@@ -58,8 +59,9 @@ export interface NodeGroup {
 
 export interface FleetGroup {
   rule: string;
+  /** The rule set's (what an agent's annotation claims is not used where the rule set knows the rule). */
   severity: Severity;
-  /** From the agents' annotations or the rule set `report` loaded; absent when neither knows the rule. */
+  /** The rule set's, else the first agent's annotation that gives one; absent when neither knows the rule. */
   category?: string;
   /** Nodes whose agent reports the rule failing. */
   count: number;
@@ -72,14 +74,20 @@ export interface FleetGroup {
   text: string;
 }
 
+/** What the rule set `report` loaded says of a rule. */
+export interface RuleFacts {
+  severity: Severity;
+  category: string;
+}
+
 export interface FleetOptions {
   /** Rows kept for the table, worst first; Infinity keeps every node (--all). */
   limit: number;
-  categoryOf?: (rule: string) => string | undefined;
-  /** Whether the rule set has this rule; failing ids it has not are tallied apart. Default: every id. */
-  knownRule?: (rule: string) => boolean;
-  /** The rule set's severity and category of a rule (the restart-pending count reads them from here). */
-  ruleOf?: RuleLookup;
+  /**
+   * The rule set's severity and category of a rule; undefined: it has no such rule, and failing ids
+   * it has not are tallied apart. Default: every id known, as its annotation describes it.
+   */
+  ruleOf?: (rule: string) => RuleFacts | undefined;
 }
 
 /** Bounds against hostile annotations and labels: distinct rules, roles and groups tallied. */
@@ -118,14 +126,15 @@ export class FleetTally {
   private readonly groups = new Map<string, NodeGroup>();
   private readonly rules = new Map<string, RuleTally>();
   private readonly roleTotals = new Map<string, number>();
-  private readonly categoryOf: (rule: string) => string | undefined;
-  private readonly knownRule: (rule: string) => boolean;
+  private readonly ruleOf: (entry: RuleEntry) => RuleFacts | undefined;
   private readonly unknownIds = new Set<string>();
 
   constructor(options: FleetOptions) {
     this.worst = new TopN(options.limit, worstFirst);
-    this.categoryOf = options.categoryOf ?? (() => undefined);
-    this.knownRule = options.knownRule ?? (() => true);
+    const ruleOf = options.ruleOf;
+    this.ruleOf = ruleOf
+      ? (entry) => ruleOf(entry.rule)
+      : (entry) => ({ severity: entry.severity, category: entry.category as string });
     this.summary.restartPending = restartPendingTally(options.ruleOf ?? (() => undefined));
   }
 
@@ -184,23 +193,31 @@ export class FleetTally {
       let tally = this.rules.get(entry.rule);
       if (!tally) {
         if (this.rules.size >= MAX_RULES) continue;
-        tally = { severity: entry.severity, category: entry.category ?? this.categoryOf(entry.rule), count: 0, byRole: new Map(), examples: [] };
+        tally = { severity: entry.severity, category: entry.category, count: 0, byRole: new Map(), examples: [] };
         this.rules.set(entry.rule, tally);
       }
+      tally.category ??= entry.category;
       tally.count += 1;
       for (const role of roles) tally.byRole.set(role, (tally.byRole.get(role) ?? 0) + 1);
       if (tally.examples.length < MAX_EXAMPLES) tally.examples.push(row.name);
     }
   }
 
-  /** The node's failing rules the rule set knows, each once: an annotation listing one twice counts it once. */
-  private knownFailing(row: NodeRow): ReturnType<typeof failingRules> {
-    const seen = new Set<string>();
-    return failingRules(row).filter((entry) => this.knownRule(entry.rule) && !seen.has(entry.rule) && seen.add(entry.rule));
+  /**
+   * The node's failing rules the rule set knows, each once (an annotation may name a rule many
+   * times), with the rule set's severity and category.
+   */
+  private knownFailing(row: NodeRow): { rule: string; severity: Severity; category: string | undefined }[] {
+    const known = new Map<string, { rule: string; severity: Severity; category: string | undefined }>();
+    for (const entry of failingRules(row)) {
+      const facts = known.has(entry.rule) ? undefined : this.ruleOf(entry);
+      if (facts) known.set(entry.rule, { rule: entry.rule, severity: facts.severity, category: facts.category ?? entry.category });
+    }
+    return [...known.values()];
   }
 
   private countUnknown(row: NodeRow): void {
-    const unknown = failingRules(row).filter((entry) => !this.knownRule(entry.rule));
+    const unknown = failingRules(row).filter((entry) => this.ruleOf(entry) === undefined);
     if (unknown.length === 0) return;
     const tally = this.summary.unknownRules;
     tally.nodes += 1;

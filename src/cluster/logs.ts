@@ -2,11 +2,13 @@
 // client-go formats), and a component's --kube-api-qps/--kube-api-burst from its container args.
 import { collectHits, newTally, type ThrottleTally } from '../collectors/log-scan.ts';
 import type { Obj } from '../kube/objects.ts';
+import { DEFAULT_LOG_BOUNDS } from './api.ts';
 
+/** The server was asked for at most tailLines lines; a kubelet that sends more is read no further. */
 export function tallyLog(text: string): ThrottleTally {
   const tally = newTally();
   const window = { startMs: -Infinity, endMs: Infinity, referenceYear: new Date().getUTCFullYear() };
-  collectHits(text, window, () => true, tally);
+  collectHits(text, window, () => true, tally, DEFAULT_LOG_BOUNDS.tailLines);
   return tally;
 }
 

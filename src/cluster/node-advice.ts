@@ -5,6 +5,7 @@
 import { FINDINGS_KEY, parseAnnotations, type AnnotatedReport } from '../wire/annotations.ts';
 import { EVENT_NAMESPACE, REPORTING_COMPONENT } from '../wire/events.ts';
 import { oneLine } from '../text/controls.ts';
+import { eachLine } from '../text/lines.ts';
 import { InputError } from '../input-error.ts';
 import type { ClusterApi } from './api.ts';
 import { rolesOf } from './nodes.ts';
@@ -17,6 +18,9 @@ import { readNodeLiveness } from './heartbeats.ts';
 export const NODE_ADVICE_SCHEMA_VERSION = 2;
 /** The newest Events shown; the JSON has them all. */
 const MAX_EVENTS = 20;
+/** The agent writes at most 8 KiB of lines of at most 138 bytes; a Node's annotation can hold far more. */
+const MAX_FINDING_LINES = 200;
+const MAX_FINDING_LINE_CHARS = 1024;
 
 export interface AdvisorEvent {
   type: string;
@@ -65,6 +69,16 @@ function eventOf(item: Obj): AdvisorEvent {
   };
 }
 
+/** The findings annotation's lines, bounded before any is copied (another writer than the agent may have set it). */
+function findingLines(text: string): string[] {
+  const lines: string[] = [];
+  eachLine(text, { maxLines: MAX_FINDING_LINES, maxLineChars: MAX_FINDING_LINE_CHARS }, (line) => {
+    const shown = oneLine(line);
+    if (shown) lines.push(shown);
+  });
+  return lines;
+}
+
 export async function readNodeAdvice(api: ClusterApi, name: string, agentNamespace = DEFAULT_AGENT_NAMESPACE, nowMs = Date.now()): Promise<NodeAdvice> {
   checkNodeName(name);
   const got = await api.getNode(name);
@@ -92,7 +106,7 @@ export async function readNodeAdvice(api: ClusterApi, name: string, agentNamespa
     ...(parsed.state === 'ok' && parsed.summary !== undefined ? { summary: oneLine(parsed.summary) } : {}),
     ...(parsed.state === 'ok' ? { report: parsed.report } : {}),
     ...(heartbeat ? { heartbeat } : {}),
-    findings: (annotations?.[FINDINGS_KEY] ?? '').split('\n').map(oneLine).filter(Boolean),
+    findings: findingLines(annotations?.[FINDINGS_KEY] ?? ''),
     events,
     ...(listed.ok ? {} : { eventsProblem: listed.reason }),
   };

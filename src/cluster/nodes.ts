@@ -32,10 +32,14 @@ export function rolesOf(node: Obj): string[] {
   return unique.length > 0 ? unique : ['worker'];
 }
 
-/** The report with only the fields the advisor writes: anything else an annotation carries is dropped. */
+/**
+ * The report with only the fields the advisor writes, each rule once (its first entry: the agent
+ * writes one per rule, a forged annotation may repeat one); anything else it carries is dropped.
+ */
 function ownFields(report: AnnotatedReport): AnnotatedReport {
   const { pass, fail, unknown, 'not-applicable': na } = report.counts;
-  const rules = report.rules.map(({ rule, status, severity, category, observed }): RuleEntry => ({
+  const seen = new Set<string>();
+  const rules = report.rules.filter(({ rule }) => !seen.has(rule) && seen.add(rule)).map(({ rule, status, severity, category, observed }): RuleEntry => ({
     rule, status, severity, ...(category === undefined ? {} : { category }), ...(observed === undefined ? {} : { observed }),
   }));
   return { schemaVersion: report.schemaVersion, score: report.score, grade: report.grade, counts: { pass, fail, unknown, 'not-applicable': na }, omitted: report.omitted, rules };

@@ -141,13 +141,12 @@ async function foldNodes(api: ClusterApi, options: ReportOptions, tally: FleetTa
 
 export async function runClusterReport(api: ClusterApi, options: ReportOptions): Promise<ClusterReport> {
   const generatedAt = options.generatedAt ?? new Date().toISOString();
-  // Node rules too: version-2 annotations leave out a rule's category, the rule set knows it.
+  // Node rules too: the fleet's tally takes each rule's severity and category from the rule set.
   const everyScope = await loadRuleSet(options);
   const rules = everyScope.filter((rule) => rule.scope === 'cluster');
-  const byId = new Map(everyScope.map((rule) => [rule.id, rule]));
-  const tally = new FleetTally({
-    limit: options.limit, categoryOf: (rule) => byId.get(rule)?.category, knownRule: (rule) => byId.has(rule), ruleOf: (rule) => byId.get(rule),
-  });
+  // Severity and category are the rule set's: an agent's annotation may claim anything.
+  const ruleFacts = new Map(everyScope.map((rule) => [rule.id, { severity: rule.severity, category: rule.category }]));
+  const tally = new FleetTally({ limit: options.limit, ruleOf: (rule) => ruleFacts.get(rule) });
   const events = new EventsSplitTally();
   const heartbeats = await HeartbeatBook.read(api, options.agentNamespace ?? DEFAULT_AGENT_NAMESPACE, Date.parse(generatedAt));
   await foldNodes(api, options, tally, events, heartbeats);

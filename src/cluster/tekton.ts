@@ -5,19 +5,26 @@ import type { FactSet } from '../facts/fact-set.ts';
 import type { ApiResult } from './api.ts';
 import { flagValue } from './logs.ts';
 import { attachFor, shortModes, singleNode, type StorageView } from './storage.ts';
-import { tektonControllerIn, workloadLabel, type Container, type Workload } from './workloads.ts';
+import { TEKTON_NAMESPACES, tektonControllerIn, untrustedText, workloadLabel, type Container, type Found, type Workload } from './workloads.ts';
 import { byCodePoint } from '../order.ts';
 import type { Obj } from '../kube/objects.ts';
 
-export const TEKTON_NAMESPACES = ['tekton-pipelines', 'openshift-pipelines'];
 /** PipelineRuns looked at: the most recent ones. */
 export const RECENT_PIPELINERUNS = 50;
 const SRC_FLAGS = 'api:configmaps/feature-flags';
 const SRC_RUNS = 'api:pipelineruns.tekton.dev';
 
-export function tektonFeatureFlags(configMaps: Obj[]): Obj | undefined {
-  return configMaps.find((cm) => cm.metadata?.labels?.['app.kubernetes.io/part-of'] === 'tekton-pipelines')
-    ?? configMaps.find((cm) => TEKTON_NAMESPACES.includes(cm.metadata?.namespace));
+/**
+ * Tekton's feature-flags ConfigMap: the one in Tekton's namespaces, else in the namespace of the
+ * controller `report` trusts. A label is anyone's: a tenant's labelled copy elsewhere is not read.
+ */
+export function tektonFeatureFlags(configMaps: Obj[], controllerNamespace?: string): Obj | undefined {
+  const homes = controllerNamespace === undefined ? TEKTON_NAMESPACES : [...TEKTON_NAMESPACES, controllerNamespace];
+  for (const home of homes) {
+    const cm = configMaps.find((c) => c.metadata?.namespace === home);
+    if (cm) return cm;
+  }
+  return undefined;
 }
 
 /** per-workspace | per-pipelinerun | isolate-pipelinerun | disabled, and how it was decided. */
@@ -33,8 +40,8 @@ export function affinityMode(data: Record<string, string>): { mode: string; deta
   return { mode, detail: shown };
 }
 
-export function tektonInstalledFacts(facts: FactSet, flags: ApiResult<Obj[]>, runs: ApiResult<Obj[]>): void {
-  const cm = flags.ok ? tektonFeatureFlags(flags.value) : undefined;
+export function tektonInstalledFacts(facts: FactSet, flags: ApiResult<Obj[]>, runs: ApiResult<Obj[]>, controllerNamespace?: string): void {
+  const cm = flags.ok ? tektonFeatureFlags(flags.value, controllerNamespace) : undefined;
   if (cm || runs.ok) {
     const where = cm ? `feature-flags in ${cm.metadata.namespace}` : 'tekton.dev/v1 PipelineRuns served';
     facts.set('cluster.tekton.installed', true, cm ? SRC_FLAGS : SRC_RUNS, where);
@@ -128,30 +135,50 @@ export function workspaceFacts(facts: FactSet, runs: ApiResult<Obj[]>, pvcOf: Cl
 
 export interface TektonController { workload: Workload; container: Container }
 
+const WORKLOADS = 'api:deployments,statefulsets,daemonsets';
+const LIMIT_KEYS = ['cluster.tekton.controller.kubeAPIQPS', 'cluster.tekton.controller.kubeAPIBurst'];
+
+/** The controller `report` trusts (Tekton's namespace first, then a cluster-wide bound ServiceAccount), if any. */
+export function trustedController(found: ApiResult<Found>): TektonController | undefined {
+  const workload = found.ok ? found.value.trusted[0] : undefined;
+  const container = workload ? tektonControllerIn(workload.containers) : undefined;
+  return workload && container ? { workload, container } : undefined;
+}
+
 /**
  * Tekton's controller doubles its configured client limits (one client for two controllers); unset,
  * QPS is 2 × 5 and burst 10 before doubling: effective 20/20. The operator's default 5/10 gives 10/20.
- * `workloads`: the Deployments (or other workloads) running tekton-pipelines-controller.
+ * `found`: the workloads running tekton-pipelines-controller; only a trusted one decides (identity.ts),
+ * and how sure that is goes into the facts (`verified`: its namespace; `inferred`: its binding).
  */
-export function controllerLimitFacts(facts: FactSet, workloads: ApiResult<Workload[]>): TektonController | undefined {
-  if (!workloads.ok) {
-    facts.unknown('cluster.tekton.controller.present', `cannot list workloads: ${workloads.reason}`);
+export function controllerLimitFacts(facts: FactSet, found: ApiResult<Found>): TektonController | undefined {
+  if (!found.ok) {
+    facts.unknown('cluster.tekton.controller.present', `cannot list workloads: ${found.reason}`);
     return undefined;
   }
-  const workload = workloads.value[0];
-  const container = workload ? tektonControllerIn(workload.containers) : undefined;
-  const source = 'api:deployments,statefulsets,daemonsets';
-  facts.set('cluster.tekton.controller.present', container !== undefined, source, workload ? workloadLabel(workload) : 'no workload runs tekton-pipelines-controller');
-  if (!workload || !container) return undefined;
+  const controller = trustedController(found);
+  if (!controller) {
+    const { untrusted } = found.value;
+    if (untrusted.count === 0) {
+      facts.set('cluster.tekton.controller.present', false, WORKLOADS, 'no workload runs tekton-pipelines-controller');
+      return undefined;
+    }
+    const why = untrustedText(untrusted, 'a container named tekton-pipelines-controller');
+    for (const key of ['cluster.tekton.controller.present', ...LIMIT_KEYS]) facts.unknown(key, why, WORKLOADS);
+    return undefined;
+  }
+  const { workload, container } = controller;
+  const identity = `${workload.identity.level}: ${workload.identity.why}`;
+  facts.set('cluster.tekton.controller.present', true, workload.identity.level === 'verified' ? WORKLOADS : 'inferred', `${workloadLabel(workload)} (${identity})`);
   const qps = Number(flagValue(container.args, 'kube-api-qps') ?? 0);
   const burst = Number(flagValue(container.args, 'kube-api-burst') ?? 0);
   const from = `api:${workload.kind.toLowerCase()}s/${workload.namespace}/${workload.name}`;
   const set = (key: string, configured: number, unset: number, flag: string) => {
     if (!Number.isFinite(configured)) return facts.unknown(key, `-${flag} is not a number`, from);
     const effective = 2 * (configured > 0 ? configured : unset);
-    facts.set(key, effective, from, `-${flag} ${configured > 0 ? configured : `unset (${unset})`}, doubled by the controller`);
+    facts.set(key, effective, from, `-${flag} ${configured > 0 ? configured : `unset (${unset})`}, doubled by the controller (${identity})`);
   };
-  set('cluster.tekton.controller.kubeAPIQPS', qps, 10, 'kube-api-qps');
-  set('cluster.tekton.controller.kubeAPIBurst', burst, 10, 'kube-api-burst');
-  return { workload, container };
+  set(LIMIT_KEYS[0] as string, qps, 10, 'kube-api-qps');
+  set(LIMIT_KEYS[1] as string, burst, 10, 'kube-api-burst');
+  return controller;
 }

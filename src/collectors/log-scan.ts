@@ -1,6 +1,7 @@
 // Scans a log file backwards from its end in fixed-size chunks, stopping at the start of the time
 // window or after a byte budget: time and memory stay bounded however large the file is.
 import type { HostRoot } from '../host/host-root.ts';
+import { eachLine, firstLines } from '../text/lines.ts';
 import { lineTime, matchThrottle, throttledRequest, THROTTLE_HINT, type ThrottledRequest, type ThrottleFormat } from './throttle-lines.ts';
 
 export interface ScanWindow {
@@ -78,20 +79,20 @@ export interface FileScan {
 }
 
 /** Lines of text outside [start, end] are dropped; a line without a time counts as inside. */
-export function collectHits(text: string, window: ScanWindow, keep: (line: string) => boolean, tally: ThrottleTally): void {
+export function collectHits(text: string, window: ScanWindow, keep: (line: string) => boolean, tally: ThrottleTally, maxLines = Infinity): void {
   if (!THROTTLE_HINT.test(text)) return;
-  for (const line of text.split('\n')) {
+  eachLine(text, { maxLines, maxLineChars: MAX_LINE_BYTES }, (line) => {
     const match = matchThrottle(line);
-    if (!match || !keep(line)) continue;
+    if (!match || !keep(line)) return;
     const atMs = lineTime(line, window.referenceYear);
-    if (atMs !== undefined && (atMs < window.startMs || atMs > window.endMs)) continue;
+    if (atMs !== undefined && (atMs < window.startMs || atMs > window.endMs)) return;
     addHit(tally, { ...match, atMs }, line);
-  }
+  });
 }
 
 /** The time of the first dated line in `lines` (the oldest in a chunk). */
 function firstTime(lines: string[], year: number): number | undefined {
-  for (const line of lines.slice(0, 50)) {
+  for (const line of lines) {
     const t = lineTime(line, year);
     if (t !== undefined) return t;
   }
@@ -101,12 +102,7 @@ function firstTime(lines: string[], year: number): number | undefined {
 export async function newestLineTime(host: HostRoot, path: string, year: number): Promise<number | undefined> {
   const tail = await host.readTail(path, { maxBytes: 64 * 1024 });
   if (!tail.ok) return undefined;
-  const lines = tail.data.toString('utf8').split('\n').reverse();
-  for (const line of lines) {
-    const t = lineTime(line, year);
-    if (t !== undefined) return t;
-  }
-  return undefined;
+  return newestIn(tail.data.toString('utf8'), year, Infinity);
 }
 
 /**
@@ -143,7 +139,7 @@ export async function scanLogBackwards(
     }
     const text = buffer.toString('utf8');
     if (scan.newestMs === undefined) scan.newestMs = newestIn(text, window.referenceYear);
-    const oldest = firstTime(text.split('\n', 50), window.referenceYear);
+    const oldest = firstTime(firstLines(text, 50), window.referenceYear);
     const crossesStart = oldest !== undefined && oldest < window.startMs;
     collectHits(text, window, keep, scan.tally);
     if (crossesStart || tail.start === 0) {
@@ -155,11 +151,17 @@ export async function scanLogBackwards(
   return scan;
 }
 
-function newestIn(text: string, year: number): number | undefined {
-  const lines = text.split('\n');
-  for (let i = lines.length - 1; i >= 0 && i >= lines.length - 50; i--) {
-    const t = lineTime(lines[i] as string, year);
-    if (t !== undefined) return t;
+/** The time of the newest dated line among the last `maxLines` lines, read from the end without splitting. */
+function newestIn(text: string, year: number, maxLines = 50): number | undefined {
+  let end = text.length;
+  for (let seen = 0; seen < maxLines && end >= 0; seen++) {
+    const start = end === 0 ? 0 : text.lastIndexOf('\n', end - 1) + 1;
+    if (end - start <= MAX_LINE_BYTES) {
+      const t = lineTime(text.slice(start, end), year);
+      if (t !== undefined) return t;
+    }
+    if (start === 0) break;
+    end = start - 1;
   }
   return undefined;
 }

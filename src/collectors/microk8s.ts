@@ -8,6 +8,7 @@ import type { HostRoot } from '../host/host-root.ts';
 import { listProcesses, parseFlags, type HostProcess, type SourcedArg } from '../host/processes.ts';
 import { pickComponentProcess } from '../host/component-process.ts';
 import { oncePerScan } from '../host/per-scan.ts';
+import { firstLines } from '../text/lines.ts';
 
 export type Microk8sComponent = 'kubelet' | 'kube-scheduler' | 'kube-controller-manager' | 'kube-apiserver';
 
@@ -35,7 +36,7 @@ export interface Microk8sInstall {
 /** kubelite's args-file reading: one flag (or several, space-separated) per line, variables expanded. */
 export function microk8sArgs(text: string, file: string, env: Record<string, string>): SourcedArg[] {
   const args: SourcedArg[] = [];
-  for (const raw of text.split('\n').slice(0, 2000)) {
+  for (const raw of firstLines(text, 2000)) {
     const line = raw.trim();
     if (line === '' || line.startsWith('#')) continue;
     for (const part of line.replace(/["']/g, '').split(' ')) {

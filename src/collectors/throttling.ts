@@ -14,6 +14,7 @@ import type { HostRoot } from '../host/host-root.ts';
 import { runHostCommand } from '../host/exec.ts';
 import { addHit, DEFAULT_LIMITS, describeHit, mergeTallies, newestLineTime, newTally, scanLogBackwards, type FileScan, type ScanLimits, type ScanWindow, type ThrottleTally } from './log-scan.ts';
 import { lineTime, matchThrottle } from './throttle-lines.ts';
+import { eachLine } from '../text/lines.ts';
 
 export const COMPONENTS = ['kubelet', 'scheduler', 'controllerManager', 'apiserver', 'otherPods'] as const;
 type Component = (typeof COMPONENTS)[number];
@@ -30,6 +31,8 @@ const OTHER_PODS_NOTE = 'information only, not judged: any pod can print a throt
 const KUBELET_LOGS = ['/var/log/kubelet.log', '/var/log/k3s.log', '/var/log/rke2.log', '/var/log/syslog', '/var/log/messages'];
 const JOURNAL_UNITS = ['kubelet', 'k3s', 'k3s-agent', 'rke2-server', 'rke2-agent'];
 const MAX_OTHER_POD_DIRS = 500;
+/** journalctl's output is capped (host/exec.ts); a longer line is no client-go message. */
+const MAX_JOURNAL_LINE = 64 * 1024;
 const MiB = 1024 * 1024;
 /** Bytes read per scan: the control plane's static pods and the kubelet, and apart, every other pod. */
 export const DEFAULT_BUDGETS = { judgedBytes: 384 * MiB, otherPodsBytes: 128 * MiB };
@@ -103,10 +106,10 @@ async function journalHits(host: HostRoot, window: ScanWindow): Promise<{ tally:
   const result = await runHostCommand(host, 'journalctl', args, { timeoutMs: 20_000, acceptExitCodes: [1] });
   if (!result.ok) return result.reason;
   const tally = newTally();
-  for (const line of result.stdout.split('\n')) {
+  eachLine(result.stdout, { maxLines: Infinity, maxLineChars: MAX_JOURNAL_LINE }, (line) => {
     const match = matchThrottle(line);
     if (match) addHit(tally, { ...match, atMs: lineTime(line, new Date(window.endMs).getUTCFullYear()) }, line);
-  }
+  });
   return { tally, source: result.source };
 }
 

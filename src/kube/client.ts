@@ -199,17 +199,17 @@ export class KubeClient {
    * Create; the response may be an object without a name (a review), so only its shape is checked.
    * `onWritten`: the moment the request left (written to the socket), for callers that time it.
    */
-  create<T extends KubeObject>(ref: ResourceRef, body: KubeObject | Record<string, unknown>, opts: Where & { onWritten?: () => void } = {}): Promise<T> {
+  create<T extends KubeObject>(ref: ResourceRef, body: KubeObject | Record<string, unknown>, opts: Where & DryRun & { onWritten?: () => void } = {}): Promise<T> {
     return this.requests.json('create', {
-      verb: 'create', ref, method: 'POST', body, write: true, ...where(opts), ...(opts.onWritten ? { onWritten: opts.onWritten } : {}),
+      verb: 'create', ref, method: 'POST', body, write: true, ...where(opts), ...dryRun(opts), ...(opts.onWritten ? { onWritten: opts.onWritten } : {}),
     }, (text) => decodeObject<T>(text, false));
   }
 
   /** JSON merge patch (RFC 7386), of the object or a subresource ("status"). */
-  patch<T extends KubeObject>(ref: ResourceRef, name: string, patch: Record<string, unknown>, opts: Where & { subresource?: string } = {}): Promise<T> {
+  patch<T extends KubeObject>(ref: ResourceRef, name: string, patch: Record<string, unknown>, opts: Where & DryRun & { subresource?: string } = {}): Promise<T> {
     return this.requests.json('patch', {
       verb: 'patch', ref, method: 'PATCH', name, body: patch, contentType: 'application/merge-patch+json', write: true,
-      ...(opts.subresource ? { subresource: opts.subresource } : {}), ...where(opts),
+      ...(opts.subresource ? { subresource: opts.subresource } : {}), ...where(opts), ...dryRun(opts),
     }, (text) => decodeObject<T>(text));
   }
 
@@ -280,6 +280,15 @@ export class KubeClient {
       this.requests.count(spec, code, bytes);
     }
   }
+}
+
+export interface DryRun {
+  /** dryRun=All: the server authorizes and admits the write (admission policies included) and stores nothing. */
+  dryRun?: boolean;
+}
+
+function dryRun(opts: DryRun): Pick<Spec, 'query'> {
+  return opts.dryRun ? { query: { dryRun: 'All' } } : {};
 }
 
 function where(opts: Where): Pick<Spec, 'namespace' | 'timeoutMs' | 'signal'> {

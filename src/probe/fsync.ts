@@ -1,7 +1,7 @@
 // The fsync probe: etcd's disk test the way fio runs it (--rw=write --ioengine=sync --fdatasync=1
 // --size=22m --bs=2300), in-process. The file is preallocated first as fio and etcd's WAL do
 // (fallocate(1), mode 0; without it: zeros + one fdatasync), the timed loop runs on a worker thread,
-// and the file is removed on success, error and SIGTERM; files of a killed run are removed at start.
+// and the file is removed on success, error, SIGTERM, SIGINT and SIGHUP; files of a killed run are removed at start.
 // It runs as root in directories other programs use, so nothing is done by path twice: the directory
 // is opened and checked once (owner, mode) and named through its descriptor from then on; the file is
 // created new (O_CREAT|O_EXCL|O_NOFOLLOW) and preallocated, written and synced through one descriptor.
@@ -160,7 +160,9 @@ function runWorker(job: WorkerJob, onProgress?: (done: number, total: number) =>
   return { worker, done };
 }
 
-/** While the probe file exists, SIGTERM/SIGINT remove it before the process goes down. */
+/** While the probe file exists, SIGTERM/SIGINT/SIGHUP (a dropped SSH session) remove it before the process goes down. */
+const CLEANUP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
+
 function cleanupOnSignals(file: string, worker: () => Worker | undefined): () => void {
   const handler = (signal: NodeJS.Signals): void => {
     void worker()?.terminate();
@@ -174,11 +176,9 @@ function cleanupOnSignals(file: string, worker: () => Worker | undefined): () =>
     if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
   };
   const detach = (): void => {
-    process.off('SIGTERM', handler);
-    process.off('SIGINT', handler);
+    for (const signal of CLEANUP_SIGNALS) process.off(signal, handler);
   };
-  process.on('SIGTERM', handler);
-  process.on('SIGINT', handler);
+  for (const signal of CLEANUP_SIGNALS) process.on(signal, handler);
   return detach;
 }
 

@@ -15,8 +15,10 @@ import type { LoadedOverride, LoadedRule, ParsedRuleFile, RuleFileError, RuleLoa
 import { didYouMean } from '../text/suggest.ts';
 import { factsIn } from './conditions.ts';
 import { crossFileErrors, ruleErrors } from './validate.ts';
+import { MAX_RULE_FILE_TOKENS, MAX_RULE_TOKENS_TOTAL, yamlCost } from './yaml-budget.ts';
 
-export const MAX_RULE_FILE_BYTES = 1024 * 1024;
+/** The bundled files are 9-14 KiB; a 1 MiB quoted scalar took the agent's lite-mode heap to 90 MiB resident. */
+export const MAX_RULE_FILE_BYTES = 256 * 1024;
 export const MAX_RULE_FILES = 256;
 export const BUNDLED_RULES_DIR = fileURLToPath(new URL('../../rules/', import.meta.url));
 
@@ -29,6 +31,7 @@ export async function loadRules(locations: string[]): Promise<RuleLoadResult> {
   const result: RuleLoadResult = { rules: [], overrides: [], files: [], errors: [] };
   // `rules lint rules` names the bundled directory a second time: a file is loaded once, whatever path reaches it.
   const loaded = new Set<string>();
+  const budget = { tokens: MAX_RULE_TOKENS_TOTAL };
   for (const location of locations) {
     const files = await ruleFilesAt(location, result.errors);
     for (const file of files) {
@@ -36,7 +39,7 @@ export async function loadRules(locations: string[]): Promise<RuleLoadResult> {
       if (loaded.has(identity)) continue;
       loaded.add(identity);
       result.files.push(file);
-      await loadFile(file, result);
+      await loadFile(file, result, budget);
     }
   }
   for (const error of crossFileErrors(result.rules, result.overrides)) result.errors.push({ ...error, col: 1 });
@@ -61,7 +64,8 @@ async function ruleFilesAt(location: string, errors: RuleFileError[]): Promise<s
 
 /**
  * A rule file's text: regular files only (a FIFO would block the read forever, a device could act
- * on being opened) and at most MAX_RULE_FILE_BYTES (a huge scalar costs seconds and gigabytes to parse).
+ * on being opened) and at most MAX_RULE_FILE_BYTES (a huge scalar costs seconds and gigabytes to
+ * parse); what it may cost to parse is then its tokens' (yaml-budget.ts).
  */
 async function readRuleFile(file: string): Promise<{ text: string } | { message: string }> {
   let handle: FileHandle | undefined;
@@ -79,7 +83,7 @@ async function readRuleFile(file: string): Promise<{ text: string } | { message:
       if (bytesRead === 0) break;
       size += bytesRead;
     }
-    if (size > MAX_RULE_FILE_BYTES) return { message: `is larger than ${MAX_RULE_FILE_BYTES / 1024 / 1024} MiB; a rule file is at most that (split it, or check that this is the file you meant)` };
+    if (size > MAX_RULE_FILE_BYTES) return { message: `is larger than ${MAX_RULE_FILE_BYTES / 1024} KiB; a rule file is at most that (split it, or check that this is the file you meant)` };
     return { text: data.toString('utf8', 0, size) };
   } catch (error) {
     return { message: `cannot be read (${errorCode(error) ?? String(error)})` };
@@ -88,13 +92,23 @@ async function readRuleFile(file: string): Promise<{ text: string } | { message:
   }
 }
 
-async function loadFile(file: string, result: RuleLoadResult): Promise<void> {
+/** Parsed unless it costs more than the heap can take (yaml-budget.ts); the bundled files are parsed at build time. */
+async function loadFile(file: string, result: RuleLoadResult, budget: { tokens: number }): Promise<void> {
   const read = await readRuleFile(file);
   if ('message' in read) {
     result.errors.push({ file, line: 0, col: 0, key: '', message: read.message });
     return;
   }
-  const parsed = knownRuleFile(read.text) ?? parseRuleText(read.text);
+  let parsed = knownRuleFile(read.text);
+  if (!parsed) {
+    const cost = yamlCost(read.text, Math.min(MAX_RULE_FILE_TOKENS, budget.tokens));
+    if (!cost.ok) {
+      result.errors.push({ file, line: 0, col: 0, key: '', message: cost.message });
+      return;
+    }
+    budget.tokens -= cost.tokens;
+    parsed = parseRuleText(read.text);
+  }
   for (const rule of parsed.rules) result.rules.push({ ...rule, file } as LoadedRule);
   for (const override of parsed.overrides) result.overrides.push({ ...override, file } as LoadedOverride);
   for (const error of parsed.errors) result.errors.push({ ...error, file });

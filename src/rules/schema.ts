@@ -117,12 +117,15 @@ const condition = {
   },
 };
 
+/** kebab-case, as short as a label value: an id is printed in findings, annotations and messages. */
+const ruleId = { type: 'string', maxLength: 63, pattern: '^[a-z0-9]+(-[a-z0-9]+)*$' };
+
 const rule = {
   type: 'object',
   additionalProperties: false,
   required: ['id', 'title', 'category', 'severity', 'weight', 'failsWhen', 'observed', 'expected', 'message', 'remediation', 'references'],
   properties: {
-    id: { type: 'string', pattern: '^[a-z0-9]+(-[a-z0-9]+)*$' },
+    id: ruleId,
     scope: { enum: ['node', 'cluster'] },
     title: { type: 'string', minLength: 1 },
     category: { type: 'string', minLength: 1 },
@@ -167,7 +170,7 @@ export const ruleOverrideSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['id'],
-  properties: { id: { type: 'string' }, disabled: { type: 'boolean' }, severity, weight, params },
+  properties: { id: ruleId, disabled: { type: 'boolean' }, severity, weight, params },
 };
 
 export const ruleFileSchema = {

@@ -11,6 +11,7 @@ import { PassThrough } from 'node:stream';
 import { main } from '../../src/cli/main.ts';
 import { ANNOTATION_PREFIX, SUMMARY_KEY } from '../../src/wire/annotations.ts';
 import { FakeApiServer } from '../helpers/fake-apiserver.ts';
+import { SOURCE_NODE_FLAGS } from '../helpers/source-node.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/node-tuning-advisor.js', import.meta.url));
 const HOST = fileURLToPath(new URL('../fixtures/hosts/intel-pstate-epp-power', import.meta.url));
@@ -98,6 +99,28 @@ describe('the agent command against the stand-in', { concurrency: true }, () => 
     assert.equal(await exited, 0, err);
     assert.ok(Object.keys(server.node('worker-1')?.metadata.annotations).every((k: string) => k.startsWith(ANNOTATION_PREFIX)));
   });
+});
+
+test('--interval 1000h (issue 37 item 7): refused at start, naming the bound, instead of a timer that fires every millisecond', async (t) => {
+  const server = new FakeApiServer();
+  await server.start();
+  t.after(() => server.stop());
+  server.addNode('worker-1');
+  const child = spawn(process.execPath, [...SOURCE_NODE_FLAGS, BIN, 'agent', '--kubeconfig', server.writeKubeconfig(), '--node-name', 'worker-1',
+    '--host-root', HOST, '--interval', '1000h', '--startup-jitter', '0s', '--metrics-addr', '127.0.0.1:0', '--probe-interval', 'off'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  t.after(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL'); });
+  let err = '';
+  // The event either way: it exits, or it logs a second cycle (one --interval of 1000 h must separate them).
+  const outcome = await new Promise<string>((resolve) => {
+    child.stderr.on('data', (d: Buffer) => {
+      err += d.toString();
+      if ((err.match(/^agent: (?:scan|publish): /gm) ?? []).length >= 2) resolve('a second cycle');
+    });
+    child.on('exit', (code) => resolve(`exit ${code}`));
+  });
+  assert.equal(outcome, 'exit 2', err.slice(0, 2000));
+  assert.match(err, /--interval "1000h" is longer than 576h \(24 days\), the longest a timer waits/);
+  assert.equal(server.writes(), 0, 'nothing published');
 });
 
 test('last resort: a rejection nobody handles is logged (cleaned) and counted, and the process keeps running', () => {

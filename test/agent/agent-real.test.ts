@@ -50,14 +50,15 @@ describe('the agent on the real control plane', realServerTier(), () => {
   let dir: string;
   let kubeconfig: string;
   let audit: AuditLog;
-  const byAgent = async (since: number, user = AGENT_USER) => (await audit.requests((r) => r.user === user)).slice(since);
+  /** The agent's requests but its start's admission check (dry runs: test/e2e/agent.test.ts counts those). */
+  const byAgent = async (since: number, user = AGENT_USER) => (await audit.requests((r) => r.user === user && r.query.get('dryRun') !== 'All')).slice(since);
 
   before(async () => {
     dir = await mkdtemp(path.join(tmpdir(), 'nta-agent-real-'));
     const audited = await auditArgs(dir, [AGENT_USER, BLIND_USER]);
     audit = audited.log;
     cp = await ControlPlane.start({ apiserverArgs: audited.args });
-    for (const file of ['namespace.yaml', 'rbac.yaml']) {
+    for (const file of ['namespace.yaml', 'rbac.yaml', 'admission-policy.yaml']) {
       const applied = await cp.kubectl(['apply', '-f', path.join(REPO, 'manifests/base', file)]);
       assert.equal(applied.code, 0, applied.stderr);
     }
@@ -172,11 +173,19 @@ describe('the agent on the real control plane', realServerTier(), () => {
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'blind' },
       subjects: [{ kind: 'ServiceAccount', name: 'blind', namespace: 'node-tuning-advisor' }],
     });
+    // The shipped policies hold it too (a binding each, its paramRef naming it), or the agent would not start.
+    for (const policy of ['own-node-annotations', 'own-node-events', 'own-heartbeat']) {
+      await cp.must('POST', '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings', {
+        apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicyBinding', metadata: { name: `blind-${policy}` },
+        spec: { policyName: `node-tuning-advisor-${policy}`, paramRef: { name: 'blind', namespace: 'node-tuning-advisor', parameterNotFoundAction: 'Allow' }, validationActions: ['Deny'] },
+      });
+    }
     await createReadyNode(cp, 'worker-3');
-    const token = await cp.must('POST', '/api/v1/namespaces/node-tuning-advisor/serviceaccounts/blind/token', { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: {} });
-    const blind = await cp.writeKubeconfig(path.join(dir, 'blind.kubeconfig'), 'blind', token.status.token);
+    const pod = await createBoundPod(cp, 'node-tuning-advisor', 'agent-blind', 'worker-3', 'blind');
+    const token = await podBoundToken(cp, 'node-tuning-advisor', 'blind', pod);
+    const blind = await cp.writeKubeconfig(path.join(dir, 'blind.kubeconfig'), 'blind', token);
     // RBAC changes take a moment to reach the authorizer: wait until the LIST is allowed.
-    for (let i = 0; i < 50 && (await cp.request('GET', '/api/v1/nodes', undefined, { token: token.status.token })).status !== 200; i++) await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 50 && (await cp.request('GET', '/api/v1/nodes', undefined, { token })).status !== 200; i++) await new Promise((r) => setTimeout(r, 100));
     const metrics = createAgentMetrics('test');
     // Production backoff: the next LIST is a minute away, so the watch's copy of the Node stays old.
     const run = runAgent(blind, () => seedReport(), { ...REAL, nodeName: 'worker-3', metrics, stopAfterScans: 8, agent: { ...REAL.agent, backoff: { baseMs: 60_000, capMs: 60_000 } } });

@@ -44,8 +44,9 @@ describe('the shipped command line on the real control plane', realServerTier(),
     shipped = await shippedAgentCommand();
 
     cp = await ControlPlane.start();
-    // The admission policy's real-server tests are test/e2e's (issue 11); here the RBAC the agent runs with.
-    for (const file of ['namespace.yaml', 'rbac.yaml']) {
+    // The admission policy's real-server tests are test/e2e's (issue 11); here the RBAC and the policies
+    // the agent runs with (it does not start unless they hold its token).
+    for (const file of ['namespace.yaml', 'rbac.yaml', 'admission-policy.yaml']) {
       const applied = await cp.kubectl(['apply', '-f', path.join(REPO, 'manifests/base', file)]);
       assert.equal(applied.code, 0, applied.stderr);
     }

@@ -19,12 +19,11 @@ import { createServer as createHttpServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { parseAllDocuments } from 'yaml';
 import { wireAgent } from '../../src/agent/wire.ts';
 import { TokenBucket } from '../../src/kube/backoff.ts';
 import { createAgentMetrics, type AgentMetrics } from '../../src/publish/metrics.ts';
 import { ControlPlane, realServerTier } from '../helpers/control-plane.ts';
-import { createReadyNode } from '../helpers/kube-objects.ts';
+import { createReadyNode, postBaseManifests } from '../helpers/kube-objects.ts';
 import { REPO } from '../helpers/manifests.ts';
 import { runScan } from '../../src/scan.ts';
 import kubeletMetricsCollector from '../../src/collectors/kubelet-metrics.ts';
@@ -75,13 +74,7 @@ describe('the agent reaches its kubelet\'s /metrics over verified TLS, or plain 
   before(async () => {
     tmp = await mkdtemp(path.join(tmpdir(), 'nta-kubelet-https-'));
     cp = await ControlPlane.start();
-    for (const file of ['namespace.yaml', 'rbac.yaml']) {
-      for (const doc of parseAllDocuments(await readFile(path.join(REPO, 'manifests/base', file), 'utf8')).map((d) => d.toJS())) {
-        const group = doc.apiVersion === 'v1' ? '/api/v1' : `/apis/${doc.apiVersion}`;
-        const plural = `${doc.kind.toLowerCase()}s`;
-        await cp.must('POST', `${group}${doc.metadata.namespace ? `/namespaces/${doc.metadata.namespace}` : ''}/${plural}`, doc);
-      }
-    }
+    await postBaseManifests(cp, ['namespace.yaml', 'rbac.yaml', 'admission-policy.yaml']);
     [kubeletCa, otherCa] = await Promise.all([selfSignedCa(tmp, 'kubelet-ca'), selfSignedCa(tmp, 'other-ca')]);
     certs.kubelet = await certificate(tmp, 'kubelet', kubeletCa);
     certs.other = await certificate(tmp, 'other', otherCa);

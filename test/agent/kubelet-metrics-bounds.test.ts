@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { KubeletMetricsReader, kubeletTarget } from '../../src/agent/kubelet-metrics.ts';
+import { kubeletMetricsReader } from '../../src/agent/kubelet-sli.ts';
 import { KubeClient } from '../../src/kube/client.ts';
 import { SERVICE_ACCOUNT_DIR } from '../../src/kube/config.ts';
 
@@ -45,22 +46,22 @@ test('bounded: body cap, deadline, no redirects, the certificate must be this no
   assert.deepEqual(target, { address: '127.0.0.1', port, names: ['node-1', '127.0.0.1'] });
   const reader = new KubeletMetricsReader({ credentials: async () => ({ token: 't', ca: ours.cert }), timeoutMs: 500, maxBytes: 16 * 1024 });
 
-  assert.equal((await reader.read(target!)).ok, true);
+  assert.equal((await reader.read(target!, '/metrics', kubeletMetricsReader().lines)).ok, true);
   behaviour.mode = 'big';
-  const big = await reader.read(target!);
+  const big = await reader.read(target!, '/metrics', kubeletMetricsReader().lines);
   assert.ok(!big.ok && big.result === 'error' && /sent more than 16384 bytes|announces 65536 bytes/.test(big.reason), JSON.stringify(big));
   behaviour.mode = 'redirect';
-  const redirect = await reader.read(target!);
+  const redirect = await reader.read(target!, '/metrics', kubeletMetricsReader().lines);
   assert.ok(!redirect.ok && /redirects are not followed/.test(redirect.reason), JSON.stringify(redirect));
   behaviour.mode = 'silent';
-  const silent = await reader.read(target!);
+  const silent = await reader.read(target!, '/metrics', kubeletMetricsReader().lines);
   assert.ok(!silent.ok && silent.result === 'unreachable' && /no complete answer within 500 ms/.test(silent.reason), JSON.stringify(silent));
 
   // Signed by a trusted CA (itself) but issued for another node: refused.
   const foreign = createServer({ ...another }, (_req, res) => res.writeHead(200).end(''));
   const foreignPort = await listen(foreign);
   t.after(() => foreign.close());
-  const wrongName = await new KubeletMetricsReader({ credentials: async () => ({ token: 't', ca: another.cert }) }).read({ ...target!, port: foreignPort });
+  const wrongName = await new KubeletMetricsReader({ credentials: async () => ({ token: 't', ca: another.cert }) }).read({ ...target!, port: foreignPort }, '/metrics', kubeletMetricsReader().lines);
   assert.ok(!wrongName.ok && wrongName.result === 'tls' && /ERR_TLS_CERT_ALTNAME_INVALID/.test(wrongName.reason), JSON.stringify(wrongName));
 });
 

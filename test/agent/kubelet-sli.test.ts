@@ -3,7 +3,7 @@
 // deltas leaving the window by age, a restarted kubelet counted from zero.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { KubeletSliWindow, parseHistograms, processStartMs, quantile } from '../../src/agent/kubelet-sli.ts';
+import { KubeletSliWindow, parseHistograms, parseKubeletMetrics, processStartMs, quantile } from '../../src/agent/kubelet-sli.ts';
 
 const text = (counts: number[], extra = ''): string => [
   '# HELP kubelet_pod_start_sli_duration_seconds [ALPHA] Duration in seconds to start a pod, excluding time to pull images and run init containers, measured from pod creation timestamp to when all its containers are reported as started and observed via watch',
@@ -33,29 +33,29 @@ const started = (ms: number): string => `process_start_time_seconds ${ms / 1000}
 test('over the window: the deltas between reads add up, and leave it by age (no pod started: no p99, not the last one)', () => {
   const sli = new KubeletSliWindow(2 * MIN);
   const kubeletStart = T0 - 3_600_000;
-  assert.equal(sli.scrape(text([0, 6, 7, 9, 10], started(kubeletStart)), T0), false, 'the first read only sets where the window starts: the counters go back an hour');
-  assert.equal(sli.scrape(text([0, 6, 107, 109, 110], started(kubeletStart)), T0 + MIN), true);
+  assert.equal(sli.scrape(parseKubeletMetrics(text([0, 6, 7, 9, 10], started(kubeletStart))), T0), false, 'the first read only sets where the window starts: the counters go back an hour');
+  assert.equal(sli.scrape(parseKubeletMetrics(text([0, 6, 107, 109, 110], started(kubeletStart))), T0 + MIN), true);
   let now = sli.figures(T0 + MIN).sli!;
   assert.equal(now.samples, 100);
   assert.ok(Math.abs((now.p99Seconds as number) - 2.99) < 1e-9, 'the 100 new ones all in bucket 2-3 s: rank 99 of 100 at 99 % of it');
-  sli.scrape(text([10, 16, 117, 119, 120], started(kubeletStart)), T0 + 2 * MIN);
+  sli.scrape(parseKubeletMetrics(text([10, 16, 117, 119, 120], started(kubeletStart))), T0 + 2 * MIN);
   now = sli.figures(T0 + 2 * MIN).sli!;
   assert.equal(now.samples, 110, 'both deltas are in the window');
-  sli.scrape(text([20, 26, 127, 129, 130], started(kubeletStart)), T0 + 3 * MIN + 1);
+  sli.scrape(parseKubeletMetrics(text([20, 26, 127, 129, 130], started(kubeletStart))), T0 + 3 * MIN + 1);
   now = sli.figures(T0 + 3 * MIN + 1).sli!;
   assert.equal(now.samples, 20, 'the slow hundred left the window: only the fast pods since count');
   assert.ok((now.p99Seconds as number) <= 1);
-  sli.scrape(text([20, 26, 127, 129, 130], started(kubeletStart)), T0 + 6 * MIN);
+  sli.scrape(parseKubeletMetrics(text([20, 26, 127, 129, 130], started(kubeletStart))), T0 + 6 * MIN);
   assert.deepEqual(sli.figures(T0 + 6 * MIN).sli, { samples: 0, p99Seconds: null }, 'no pod started in the window');
 });
 
 test('a kubelet restart: counts that went down, or another process start time, count from zero', () => {
   const sli = new KubeletSliWindow(10 * MIN);
-  sli.scrape(text([0, 6, 7, 9, 10], started(T0 - 3_600_000)), T0);
-  sli.scrape(text([0, 1, 1, 1, 1], started(T0 + 30_000)), T0 + MIN);
+  sli.scrape(parseKubeletMetrics(text([0, 6, 7, 9, 10], started(T0 - 3_600_000))), T0);
+  sli.scrape(parseKubeletMetrics(text([0, 1, 1, 1, 1], started(T0 + 30_000))), T0 + MIN);
   assert.equal(sli.figures(T0 + MIN).sli?.samples, 1, 'counts went down: the new process\'s totals are all since the previous read');
   // Restarted again and already past the old counts: only the start time tells.
-  sli.scrape(text([0, 2, 2, 2, 5], started(T0 + 90_000)), T0 + 2 * MIN);
+  sli.scrape(parseKubeletMetrics(text([0, 2, 2, 2, 5], started(T0 + 90_000))), T0 + 2 * MIN);
   assert.equal(sli.figures(T0 + 2 * MIN).sli?.samples, 6, 'the five of the new process, not 5 - 1');
   assert.equal(processStartMs(text([0, 0, 0, 0, 0], 'process_start_time_seconds 1.7e9')), 1.7e12);
   assert.equal(processStartMs(text([0, 0, 0, 0, 0])), undefined);
@@ -63,19 +63,19 @@ test('a kubelet restart: counts that went down, or another process start time, c
 
 test('a kubelet that started within the window counts from its first read; reads failing for longer than the window start over', () => {
   const sli = new KubeletSliWindow(10 * MIN);
-  assert.equal(sli.scrape(text([0, 3, 3, 3, 3], started(T0 - MIN)), T0), true, 'all its observations are within the window');
+  assert.equal(sli.scrape(parseKubeletMetrics(text([0, 3, 3, 3, 3], started(T0 - MIN))), T0), true, 'all its observations are within the window');
   assert.equal(sli.figures(T0).sli?.samples, 3);
-  assert.equal(sli.scrape(text([0, 3, 3, 3, 53], started(T0 - MIN)), T0 + 30 * MIN), false, 'the previous read is older than the window: the delta could reach beyond it');
+  assert.equal(sli.scrape(parseKubeletMetrics(text([0, 3, 3, 3, 53], started(T0 - MIN))), T0 + 30 * MIN), false, 'the previous read is older than the window: the delta could reach beyond it');
   assert.equal(sli.figures(T0 + 30 * MIN).sli?.samples, 0);
 });
 
 test('memory stays bounded: reads closer together than a 120th of the window share an entry', () => {
   const sli = new KubeletSliWindow(2 * MIN);
   let count = 0;
-  sli.scrape(text([0, 0, 0, 0, 0]), T0);
+  sli.scrape(parseKubeletMetrics(text([0, 0, 0, 0, 0])), T0);
   for (let i = 1; i <= 1000; i++) {
     count += 1;
-    sli.scrape(text([0, count, count, count, count]), T0 + i * 100);
+    sli.scrape(parseKubeletMetrics(text([0, count, count, count, count])), T0 + i * 100);
   }
   const entries = (sli as unknown as { entries: Map<string, unknown[]> }).entries.get('sli') as unknown[];
   assert.ok(entries.length <= 121, `${entries.length} entries`);

@@ -49,11 +49,11 @@ async function until(what: string, check: () => boolean, timeoutMs = HANG_GUARD_
   }
 }
 
-/** SIGTERM; exit 0 (not the hang guard's SIGKILL); no request may arrive after the signal. */
-async function terminate(t: TestContext, run: Running): Promise<void> {
+/** SIGTERM (or `signal`); exit 0 (not the hang guard's SIGKILL); no request may arrive after the signal. */
+async function terminate(t: TestContext, run: Running, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
   const requestsBefore = run.server.requests.length;
   const sent = performance.now();
-  run.child.kill('SIGTERM');
+  run.child.kill(signal);
   const timer = setTimeout(() => run.child.kill('SIGKILL'), HANG_GUARD_MS);
   const code = await run.exited;
   clearTimeout(timer);
@@ -77,6 +77,12 @@ describe('the agent process and SIGTERM', { concurrency: true }, () => {
     const run = await startAgent(t);
     await until('the first publish', () => published(run.server) && run.server.requests.some(isNodeWatch));
     await terminate(t, run);
+  });
+
+  test('idle, started by hand over SSH: SIGHUP (the session dropped) ends it as SIGTERM does (issue 37 item 5)', async (t) => {
+    const run = await startAgent(t);
+    await until('the first publish', () => published(run.server) && run.server.requests.some(isNodeWatch));
+    await terminate(t, run, 'SIGHUP');
   });
 
   test('waiting to reconnect a failed watch (Retry-After: 10 min): SIGTERM ends it, and no watch reopens', async (t) => {

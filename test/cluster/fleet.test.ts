@@ -6,7 +6,8 @@ import { PassThrough } from 'node:stream';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { FleetTally, MAX_EXAMPLES } from '../../src/cluster/fleet.ts';
-import { failingRules, isStale, slimRow, worstFirst, type NodeRow } from '../../src/cluster/nodes.ts';
+import { failingRules, isStale, nodeRow, slimRow, worstFirst, type NodeRow } from '../../src/cluster/nodes.ts';
+import { REPORT_KEY } from '../../src/wire/annotations.ts';
 import { judge, scoreImpact } from '../../src/report/score.ts';
 import { finding } from '../helpers/reports.ts';
 import { TopN } from '../../src/cluster/top.ts';
@@ -82,6 +83,31 @@ describe('FleetTally: the fold equals the computation over the whole list', () =
     assert.deepEqual(tally.rest().map((g) => g.text), ['1 node grade B, failing kernel-tick-rate', '4 812 nodes grade A, no failing rule',
       '1 node stale (no heartbeat from the agent), last published grade B', '1 node without agent (no report annotation)']);
     assert.equal(tally.fleet()[0]?.text, 'kernel-tick-rate on 1/4 813 worker nodes');
+  });
+});
+
+describe('a compromised agent\'s annotation (issue 37 item 3)', () => {
+  /** A worker Node as report lists it, its report annotation naming these failing rules (as the agent writes v2). */
+  const worker = (name: string, rules: { rule: string; severity: string }[]): NodeRow => nodeRow({
+    metadata: {
+      name, labels: {},
+      annotations: { [REPORT_KEY]: JSON.stringify({ schemaVersion: 2, score: 10, grade: 'F', counts: { pass: 0, fail: rules.length, unknown: 0, 'not-applicable': 0 }, rules: rules.map((r) => ({ ...r, status: 'fail' })) }) },
+    },
+  });
+  const ruleSet = new Map([['kubelet-api-qps', { severity: 'warning' as const, category: 'api-client' }], ['etcd-fsync-latency', { severity: 'critical' as const, category: 'etcd' }]]);
+
+  it('one rule repeated 110 times counts once per node; severity and category are the rule set\'s, not the first node\'s', () => {
+    const tally = new FleetTally({ limit: 10, ruleOf: (rule) => ruleSet.get(rule) });
+    // Sorted first, it names a warning rule 110 times as critical and a real critical as info.
+    tally.add(worker('aaa-forged', [...Array.from({ length: 110 }, () => ({ rule: 'kubelet-api-qps', severity: 'critical' })), { rule: 'etcd-fsync-latency', severity: 'info' }]));
+    tally.add(worker('worker-1', [{ rule: 'etcd-fsync-latency', severity: 'critical' }]));
+    const fleet = tally.fleet().map(({ rule, severity, category, count, of, text }) => ({ rule, severity, category, count, of, text }));
+    assert.deepEqual(fleet, [
+      { rule: 'etcd-fsync-latency', severity: 'critical', category: 'etcd', count: 2, of: 2, text: 'etcd-fsync-latency on 2/2 worker nodes' },
+      { rule: 'kubelet-api-qps', severity: 'warning', category: 'api-client', count: 1, of: 2, text: 'kubelet-api-qps on 1/2 worker nodes' },
+    ]);
+    assert.deepEqual(tally.summary.failing, { critical: 2, warning: 1, info: 0 });
+    assert.deepEqual(failingRules(tally.worstRows()[0] as NodeRow).map((e) => e.rule), ['kubelet-api-qps', 'etcd-fsync-latency'], 'the row lists each rule once');
   });
 });
 

@@ -18,11 +18,15 @@ import { auditArgs, describeRequests, type AuditLog } from '../helpers/audit.ts'
 import { runCli } from '../helpers/cli.ts';
 import { ControlPlane, realServerTier } from '../helpers/control-plane.ts';
 import { buildFleet, CI_NS, markRunning, TEKTON_NS } from '../helpers/fleet-cluster.ts';
+import { ensureNamespace, ensureServiceAccount } from '../helpers/kube-objects.ts';
+import { THROTTLE_LINES } from '../helpers/cluster-fixture.ts';
 import { nodeObject, podObject, workloadObject } from '../helpers/fleet-objects.ts';
 import { KubeletLogs } from '../helpers/kubelet-logs.ts';
 import { REPO } from '../helpers/manifests.ts';
 
 const SEED_001 = 'tekton-rwo-without-affinity-assistant';
+const NFS_NS = 'csi-nfs';
+const NFS_SA = 'csi-nfs-controller-sa';
 const REPORTER = 'ci-reporter';
 /** The README's ClusterRole without the readers' heartbeat Role. */
 const NO_HEARTBEATS = 'without-heartbeats';
@@ -37,6 +41,11 @@ async function readmeReportRules(): Promise<Rule[]> {
   const block = /```yaml\n([\s\S]*?)```/.exec(section)?.[1];
   assert.ok(block, 'README has the RBAC block for report');
   return parse(block).rules;
+}
+
+/** The workload with its pods running as `serviceAccount`. */
+function withServiceAccount(workload: any, serviceAccount: string): any {
+  return { ...workload, spec: { ...workload.spec, template: { ...workload.spec.template, spec: { ...workload.spec.template.spec, serviceAccountName: serviceAccount } } } };
 }
 
 const permissions = (rules: Rule[]): Permission[] => rules.flatMap((r) => r.apiGroups.flatMap((group) => r.resources.flatMap((resource) => r.verbs.map((verb) => ({ group, resource, verb })))));
@@ -86,12 +95,21 @@ describe('report: cluster checks on a real kube-apiserver', realServerTier(), ()
     const readers = await cp.kubectl(['apply', '-k', path.join(REPO, 'manifests/readers')]);
     assert.equal(readers.code, 0, readers.stderr);
     for (const user of [REPORTER, ...granted.map(userFor)]) await bindHeartbeats(user);
-    // A second CSI driver, as a StatefulSet, whose resizer's log the kubelet cannot serve.
+    // A second CSI driver, as a StatefulSet, whose resizer's log the kubelet cannot serve. Outside
+    // kube-system, so trusted by its ServiceAccount's ClusterRoleBinding (csi-driver-nfs's
+    // deploy/rbac-csi-nfs.yaml: csi-nfs-controller-sa, nfs-csi-provisioner-binding).
     const labels = { 'app.kubernetes.io/name': 'nfs-csi-controller' };
     const containers = [{ name: 'nfs', image: 'registry.example/sig-storage/nfsplugin:v4.9.0' }, { name: 'csi-resizer', image: 'registry.example/sig-storage/csi-resizer:v1.9.0' }];
-    await cp.must('POST', `/apis/apps/v1/namespaces/${TEKTON_NS}/statefulsets`, workloadObject('StatefulSet', 'nfs-csi-controller', labels, containers));
-    await cp.must('POST', `/api/v1/namespaces/${TEKTON_NS}/pods`, podObject('nfs-csi-controller-0', labels, 'worker-00001', containers, { kind: 'StatefulSet', name: 'nfs-csi-controller' }));
-    await markRunning(cp, TEKTON_NS, 'nfs-csi-controller-0');
+    await ensureNamespace(cp, NFS_NS);
+    await ensureServiceAccount(cp, NFS_NS, NFS_SA);
+    await cp.must('POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
+      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'nfs-csi-provisioner-binding' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:persistent-volume-provisioner' }, subjects: [{ kind: 'ServiceAccount', name: NFS_SA, namespace: NFS_NS }],
+    });
+    await cp.must('POST', `/apis/apps/v1/namespaces/${NFS_NS}/statefulsets`, withServiceAccount(workloadObject('StatefulSet', 'nfs-csi-controller', labels, containers), NFS_SA));
+    const nfsPod = podObject('nfs-csi-controller-0', labels, 'worker-00001', containers, { kind: 'StatefulSet', name: 'nfs-csi-controller' });
+    await cp.must('POST', `/api/v1/namespaces/${NFS_NS}/pods`, { ...nfsPod, spec: { ...nfsPod.spec, serviceAccountName: NFS_SA } });
+    await markRunning(cp, NFS_NS, 'nfs-csi-controller-0');
     // RBAC is cached by the authorizer: wait until the last binding works.
     for (let i = 0; i < 100 && (await cp.request('GET', '/api/v1/nodes?limit=1', undefined, { token: token(REPORTER) })).status !== 200; i++) await new Promise((r) => setTimeout(r, 100));
   });
@@ -224,6 +242,43 @@ describe('report: cluster checks on a real kube-apiserver', realServerTier(), ()
     } finally {
       await cp.must('DELETE', '/api/v1/nodes/worker-old');
       await cp.must('DELETE', `/apis/coordination.k8s.io/v1/namespaces/${DEFAULT_AGENT_NAMESPACE}/leases/worker-old`);
+    }
+  });
+
+  test('tenants\' look-alikes decide nothing (issue 37 item 4): a fake Tekton controller, twenty csi-provisioner Deployments and their logs', async (t) => {
+    // A tenant who may create Deployments in its own namespace, which lists before kube-system and tekton-pipelines.
+    const ns = 'aaa-tenant';
+    await ensureNamespace(cp, ns);
+    await ensureServiceAccount(cp, ns, 'default');
+    const fake = [{ name: 'tekton-pipelines-controller', image: 'registry.example/tenant/controller:v1', args: ['-kube-api-qps', '2000', '-kube-api-burst=4000'] }];
+    await cp.must('POST', `/apis/apps/v1/namespaces/${ns}/deployments`, workloadObject('Deployment', 'pipelines', { app: 'pipelines' }, fake));
+    const storage = [{ name: 'csi-provisioner', image: 'registry.example/tenant/csi-provisioner:v0.0.1', args: ['--kube-api-qps=1'] }];
+    for (let i = 0; i < 20; i++) {
+      const labels = { app: `storage-${i}` };
+      await cp.must('POST', `/apis/apps/v1/namespaces/${ns}/deployments`, workloadObject('Deployment', `storage-${String(i).padStart(2, '0')}`, labels, storage));
+      if (i >= 5) continue;
+      await cp.must('POST', `/api/v1/namespaces/${ns}/pods`, podObject(`storage-${i}-0`, labels, 'worker-00001', storage, { kind: 'ReplicaSet', name: `storage-${i}` }));
+      await markRunning(cp, ns, `storage-${i}-0`);
+      kubelet.set(ns, `storage-${i}-0`, 'csi-provisioner', THROTTLE_LINES.repeat(10));
+    }
+    try {
+      const { json, status } = await report(REPORTER, '--output', 'json');
+      const fact = (key: string) => json?.cluster.facts[key];
+      t.diagnostic(['cluster.tekton.controller.kubeAPIQPS', 'cluster.csi.external-provisioner.instances', 'cluster.csi.external-provisioner.throttled']
+        .map((key) => `${key}: ${JSON.stringify(fact(key)?.value ?? fact(key)?.unknown)}`).join('\n'));
+      assert.equal(fact('cluster.tekton.controller.kubeAPIQPS')?.value, 10, 'the real controller\'s -kube-api-qps 5, doubled: not the tenant\'s 2000');
+      assert.equal(status('tekton-controller-api-qps')?.status, 'fail');
+      assert.match(String(fact('cluster.tekton.controller.present')?.detail), /tekton-pipelines\/tekton-pipelines-controller \(Deployment\) \(verified: in tekton-pipelines/);
+      const instances = String(fact('cluster.csi.external-provisioner.instances')?.value);
+      assert.match(instances, /kube-system\/ebs-csi-controller \(Deployment\): csi-provisioner:v3.6.0.*\(verified: in kube-system/);
+      assert.doesNotMatch(instances, /aaa-tenant/);
+      assert.equal(fact('cluster.csi.external-provisioner.throttled')?.value, 6, 'only the driver\'s two pods\' logs are read');
+      assert.equal(fact('cluster.csi.external-provisioner.kubeAPIQPS')?.value, 5);
+      assert.match(String(fact('cluster.csi.external-provisioner.present')?.detail), /20 look-alike workload\(s\) elsewhere not used/);
+      assert.match(String(fact('cluster.csi.external-resizer.instances')?.value), /csi-nfs\/nfs-csi-controller \(StatefulSet\).*\(inferred: its ServiceAccount csi-nfs\/csi-nfs-controller-sa is bound cluster-wide by ClusterRoleBinding nfs-csi-provisioner-binding/);
+    } finally {
+      await cp.must('DELETE', `/apis/apps/v1/namespaces/${ns}/deployments`);
+      await cp.must('DELETE', `/api/v1/namespaces/${ns}/pods?gracePeriodSeconds=0`);
     }
   });
 

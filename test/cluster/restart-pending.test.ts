@@ -22,7 +22,7 @@ function node(name: string, rules: RuleEntry[]): NodeRow {
 const failing = (rule: string, extra: Partial<RuleEntry> = {}): RuleEntry => ({ rule, status: 'fail', severity: 'warning', ...extra });
 
 function fold(rows: NodeRow[], ruleSet = RULE_SET): FleetTally {
-  const tally = new FleetTally({ limit: 10, knownRule: (rule) => ruleSet.has(rule), categoryOf: (rule) => ruleSet.get(rule)?.category, ruleOf: (rule) => ruleSet.get(rule) });
+  const tally = new FleetTally({ limit: 10, ruleOf: (rule) => ruleSet.get(rule) });
   for (const row of rows) tally.add(row);
   return tally;
 }

@@ -13,6 +13,7 @@ import { ControlPlane, realServerTier, type KubeResponse } from '../helpers/cont
 import { createReadyNode, podBoundToken } from '../helpers/kube-objects.ts';
 import { BASE, PROBE_OVERLAY } from '../helpers/manifests.ts';
 import { AGENT_NAMESPACE, AGENT_SA, CRD_DIR, PREFIX, agentIdentity, applyKustomization, installCrds, type AgentIdentity } from '../helpers/shipped.ts';
+import { documentedReads } from '../helpers/token-reads.ts';
 
 const A = 'policy-a';
 const B = 'policy-b';
@@ -217,4 +218,44 @@ describe('shipped manifests on a real kube-apiserver', realServerTier(), () => {
     denied(await patchAs(tokenB, A, { metadata: { annotations: { [`${PREFIX}summary`]: 'x' } } }), 422, /only its own Node \(policy-b\), not policy-a/);
     assert.equal((await patchAs(tokenB, B, { metadata: { annotations: { [`${PREFIX}summary`]: 'x' } } })).status, 200);
   });
+
+  test('the read side of node A\'s token, as docs/security.md states it: every pod spec and Node of the cluster, nothing more (issue 37 item 8)', async () => {
+    // A tenant's pod on node B with a password written into its spec.
+    await cp.must('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'tenant-reads' } });
+    await cp.must('POST', '/api/v1/namespaces/tenant-reads/serviceaccounts', { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default' } });
+    await cp.must('POST', '/api/v1/namespaces/tenant-reads/pods', {
+      apiVersion: 'v1', kind: 'Pod', metadata: { name: 'db-client' },
+      spec: { nodeName: B, automountServiceAccountToken: false, containers: [{ name: 'c', image: 'example.invalid/db-client:1', env: [{ name: 'DB_PASSWORD', value: 'hunter2' }] }] },
+    });
+    const get = (url: string) => cp.request('GET', url, undefined, { token: agent.token });
+    // RBAC has no field-selector rule: any node's pods, or all of them, in every namespace.
+    for (const url of ['/api/v1/pods', `/api/v1/pods?fieldSelector=spec.nodeName%3D${B}`]) {
+      const listed = await get(url);
+      assert.equal(listed.status, 200, url);
+      const pod = listed.body.items.find((p: any) => p.metadata.name === 'db-client');
+      assert.equal(pod?.spec.containers[0].env[0].value, 'hunter2', `${url}: the env value is in the pod spec it returns`);
+    }
+    assert.ok((await get('/api/v1/nodes')).body.items.some((n: any) => n.metadata.name === B), 'every Node');
+    // Each read the document lists, asked of the server with the token itself; and what it says the token lacks.
+    const { granted } = await documentedReads();
+    assert.ok(granted.length > 0, 'docs/security.md lists the reads');
+    const allowed = async (resource: string, verb: string, namespace?: string): Promise<boolean> => {
+      const [plural, subresource] = resource.split('/') as [string, string | undefined];
+      const group = ['csidrivers', 'csinodes'].includes(plural) ? 'storage.k8s.io' : '';
+      const review = await cp.request('POST', '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', {
+        apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview',
+        spec: { resourceAttributes: { group, resource: plural, verb, ...(subresource ? { subresource, name: B } : {}), ...(namespace ? { namespace } : {}) } },
+      }, { token: agent.token });
+      assert.equal(review.status, 201, JSON.stringify(review.body));
+      return review.body.status.allowed === true;
+    };
+    for (const read of granted) {
+      const [resource, verb] = read.split(' ') as [string, string];
+      assert.equal(await allowed(resource, verb), true, `${read}: granted, as documented (nodes/metrics for node B, not its own)`);
+    }
+    for (const [resource, verb] of [['secrets', 'get'], ['secrets', 'list'], ['configmaps', 'list'], ['pods/log', 'get'], ['pods/exec', 'create'], ['nodes/proxy', 'get']] as const) {
+      assert.equal(await allowed(resource, verb, resource.startsWith('nodes') ? undefined : 'tenant-reads'), false, `${resource} ${verb}: not readable, as documented`);
+    }
+  });
 });
+

@@ -63,7 +63,9 @@ describe('the bundled agent on a real kube-apiserver', realServerTier(), () => {
   let failing: string[];
   let infoRules: Set<string>; // an info finding's Event is Normal, any other Warning
 
-  const agentRequests = (since = 0) => audit.requests((r) => r.user === AGENT_USER && r.at >= since);
+  /** The agent's requests but its start's admission check (dry runs, counted in the first-publish test). */
+  const agentRequests = (since = 0) => audit.requests((r) => r.user === AGENT_USER && r.at >= since && r.query.get('dryRun') !== 'All');
+  const admissionChecks = (since = 0) => audit.requests((r) => r.user === AGENT_USER && r.at >= since && r.query.get('dryRun') === 'All');
   const explain = (since = 0) => async () => `agent requests:\n${describeRequests(await agentRequests(since))}\nagent log:\n${agent?.log ?? ''}`;
   const startAgent = () => AgentProcess.start(bundle, run.args, run.env);
 
@@ -129,6 +131,9 @@ describe('the bundled agent on a real kube-apiserver', realServerTier(), () => {
     // The heartbeat's one GET at start finds no Lease yet (404): it creates it.
     assert.deepEqual(requests.filter((r) => r.code >= 400).map((r) => `${r.verb} ${r.path} ${r.code}`), [`get ${LEASES}/${A} 404`], 'every request the agent needs is granted');
     assert.equal(writes[0]?.code, 200);
+    // Before that, its admission check: one dry run each policy must refuse, each refused by it (issue 37 item 1).
+    assert.deepEqual((await admissionChecks(since)).map((r) => `${r.verb} ${r.path} ${r.code}`),
+      [`patch /api/v1/nodes/${A} 422`, 'create /api/v1/namespaces/default/events 422', `create ${LEASES} 422`]);
     assert.deepEqual(await ownAnnotations(cp, A), expected, 'the Node carries what --dry-run said');
     const entries = ((await cp.must('GET', `/api/v1/nodes/${A}`)).metadata.managedFields as any[]).filter((m) => m.manager === AGENT_FIELD_MANAGER);
     assert.deepEqual(entries.map((m) => Object.keys(m.fieldsV1['f:metadata']).join()), ['f:annotations,f:labels'], 'its own managedFields entry, owning only annotations and labels');

@@ -9,13 +9,13 @@ import assert from 'node:assert/strict';
 import { copyFile, mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { parseAllDocuments } from 'yaml';
 import { wireAgent } from '../../src/agent/wire.ts';
 import { TokenBucket } from '../../src/kube/backoff.ts';
 import { runScan } from '../../src/scan.ts';
 import type { Report } from '../../src/report/types.ts';
 import { ControlPlane, envtestAssets } from '../helpers/control-plane.ts';
 import { REPO } from '../helpers/manifests.ts';
+import { postBaseManifests } from '../helpers/kube-objects.ts';
 import { agentIdentity, type AgentIdentity } from '../helpers/shipped.ts';
 import { REAL_NODE_APISERVER_ARGS, RealNode, realNodeTier } from '../helpers/real-node.ts';
 
@@ -41,12 +41,7 @@ describe('the agent reads its real kubelet\'s /configz: running values decide, d
     kubeletBinary = path.join(binDir, 'kubelet');
     await copyFile(path.join((envtestAssets() as { dir: string }).dir, 'kubelet'), kubeletBinary);
     cp = await ControlPlane.start({ apiserverArgs: REAL_NODE_APISERVER_ARGS });
-    for (const file of ['namespace.yaml', 'rbac.yaml']) {
-      for (const doc of parseAllDocuments(await readFile(path.join(REPO, 'manifests/base', file), 'utf8')).map((d) => d.toJS())) {
-        const group = doc.apiVersion === 'v1' ? '/api/v1' : `/apis/${doc.apiVersion}`;
-        await cp.must('POST', `${group}${doc.metadata.namespace ? `/namespaces/${doc.metadata.namespace}` : ''}/${doc.kind.toLowerCase()}s`, doc);
-      }
-    }
+    await postBaseManifests(cp, ['namespace.yaml', 'rbac.yaml', 'admission-policy.yaml']);
     node = await RealNode.start(cp, NODE, { REAL_NODE_KUBE_API_QPS: '5', REAL_NODE_KUBE_API_BURST: '10', REAL_NODE_KUBELET: kubeletBinary });
     // The operator's edit, never applied: the running kubelet keeps 5/10.
     const text = await readFile(node.configFile, 'utf8');

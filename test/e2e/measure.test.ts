@@ -70,8 +70,8 @@ describe('measure pod-startup on a real control plane: the test plays the kubele
     if (tmp) await rm(tmp, { recursive: true, force: true });
   });
 
-  async function measure(args: string[], opts: { as?: string; interrupt?: () => boolean } = {}): Promise<Run> {
-    const run = await runMeasure(kubeconfigs[opts.as ?? 'runner'] as string, tmp, args, opts.interrupt);
+  async function measure(args: string[], opts: { as?: string; interrupt?: () => boolean; signal?: NodeJS.Signals } = {}): Promise<Run> {
+    const run = await runMeasure(kubeconfigs[opts.as ?? 'runner'] as string, tmp, args, opts.interrupt, opts.signal);
     const namespace = run.json?.namespace ?? /namespace (nta-measure-\w+) created/.exec(run.stderr)?.[1];
     if (namespace) namespaces.push(namespace);
     return run;
@@ -135,7 +135,7 @@ describe('measure pod-startup on a real control plane: the test plays the kubele
         assert.match(page, /Changed between the runs: CONFIG_HZ 250 → 1000; kubelet QPS\/burst 50\/100 → 150\/200/);
         await cleanedUp(cp, second.json.namespace);
       }),
-      t.test('measure-b: slow attach, then a timeout, then SIGINT mid-run', async (t) => {
+      t.test('measure-b: slow attach, then a timeout, then SIGINT mid-run, then SIGHUP mid-run', async (t) => {
         t.after(() => leftoversDeletedByB());
         await cp.must('POST', '/apis/storage.k8s.io/v1/storageclasses', {
           apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'slow-attach' }, provisioner: 'attach.csi.example.com', volumeBindingMode: 'Immediate',
@@ -181,6 +181,16 @@ describe('measure pod-startup on a real control plane: the test plays the kubele
         assert.ok(namespace, interrupted.stderr);
         await cleanedUp(cp, namespace);
         namespaces.push('nta-measure-left1');
+
+        // A dropped SSH session (issue 37 item 5): SIGHUP mid-run cleans up as Ctrl-C does, exit 129.
+        const hungUpAt = Date.now();
+        const boundSince = () => [...kubelets['measure-b']!.records.values()].filter((r) => r.boundSeenAt > hungUpAt).length;
+        const hungUp = await measure(['--node', 'measure-b', '--pods', '2'], { interrupt: () => boundSince() >= 2, signal: 'SIGHUP' });
+        assert.equal(hungUp.code, 129, hungUp.stderr);
+        assert.match(hungUp.stderr, /SIGHUP: stopping and cleaning up/);
+        const hungUpNamespace = /interrupted; namespace (nta-measure-\w+) deleted, its pods gone/.exec(hungUp.stderr)?.[1];
+        assert.ok(hungUpNamespace, hungUp.stderr);
+        await cleanedUp(cp, hungUpNamespace);
       }),
       t.test('measure-c: clear errors before anything is created; then on a terminal, the leftover prompt and the progress line', async (t) => {
         const missing = await measure(['--node', 'nope']);

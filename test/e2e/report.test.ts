@@ -192,6 +192,13 @@ describe('report over Nodes the bundled agent annotated, on a real kube-apiserve
     return text();
   };
 
+  /** A heartbeat, as the policy lets the node's own agent token write it: its forged report is current, not stale. */
+  async function heartbeatAs(node: string, token: string): Promise<void> {
+    const lease = heartbeatLease(node, AGENT_NAMESPACE, heartbeatSpec(node, 5 * 60_000, Date.now()), undefined);
+    const beat = await cp.request('POST', `/apis/coordination.k8s.io/v1/namespaces/${AGENT_NAMESPACE}/leases`, lease, { token });
+    assert.equal(beat.status, 201, JSON.stringify(beat.body).slice(0, 300));
+  }
+
   test('compromised agents naming hundreds of fake failing rules on their own Nodes do not push the real ones out of the fleet', async () => {
     const known = new Set((await loadRuleSet({ ruleLocations: [], bundledRules: true })).map((r) => r.id));
     const realFailing = new Set([...(await published()).values()].flatMap((a) => (a?.rules ?? []).filter((r: any) => r.status === 'fail').map((r: any) => r.rule as string)));
@@ -204,10 +211,7 @@ describe('report over Nodes the bundled agent annotated, on a real kube-apiserve
       const patch = await cp.request('PATCH', `/api/v1/nodes/${node}?fieldManager=${AGENT_FIELD_MANAGER}`,
         { metadata: { annotations: { [REPORT_KEY]: forgedReport(`f${node.slice(-1)}-`) } } }, { token: identity.token, contentType: 'application/merge-patch+json' });
       assert.equal(patch.status, 200, JSON.stringify(patch.body).slice(0, 300));
-      // And a heartbeat, as the policy lets it: its forged report is current, not stale.
-      const lease = heartbeatLease(node, AGENT_NAMESPACE, heartbeatSpec(node, 5 * 60_000, Date.now()), undefined);
-      const beat = await cp.request('POST', `/apis/coordination.k8s.io/v1/namespaces/${AGENT_NAMESPACE}/leases`, lease, { token: identity.token });
-      assert.equal(beat.status, 201, JSON.stringify(beat.body).slice(0, 300));
+      await heartbeatAs(node, identity.token);
     }
     const carried = await published();
     const fakeIds = new Set(forged.flatMap((n) => carried.get(n).rules.map((r: any) => r.rule as string)));
@@ -225,5 +229,42 @@ describe('report over Nodes the bundled agent annotated, on a real kube-apiserve
     const table = await runReport('--fail-on=never');
     for (const rule of realFailing) assert.match(table.out, new RegExp(`(CRIT|WARN|INFO) ${rule} on `), rule);
     assert.match(table.out.replace(/\n\s+/g, ' '), /Unknown rules: over 500 ids this rule set does not know, failing on 4 nodes \(f1-0, /);
+  });
+
+  test('a compromised agent repeating real rule ids (issue 37 item 3): counted once per node, severity and category from the rule set', async () => {
+    const ruleSet = new Map((await loadRuleSet({ ruleLocations: [], bundledRules: true })).map((r) => [r.id, r]));
+    const realFailing = [...(await published()).entries()].filter(([name]) => name in AGENTS)
+      .flatMap(([, a]) => (a?.rules ?? []).filter((r: any) => r.status === 'fail').map((r: any) => r.rule as string));
+    const rank = { critical: 0, warning: 1, info: 2 } as const;
+    const bySeverity = [...new Set(realFailing)].sort((a, b) => rank[ruleSet.get(a)?.severity ?? 'info'] - rank[ruleSet.get(b)?.severity ?? 'info']);
+    const [worst, lesser] = bySeverity as [string, string];
+    assert.ok(lesser && ruleSet.get(worst)?.severity !== 'info', `the fixtures fail two rules, one above info: ${bySeverity.join(', ')}`);
+    // Sorted first, its own agent token writes what the policy lets it: another rule repeated as
+    // critical as often as 8 KiB holds, and the most severe real one as info.
+    const rules: unknown[] = [{ rule: worst, status: 'fail', severity: 'info', category: 'forged' }];
+    const text = () => JSON.stringify({ schemaVersion: 2, score: 0, grade: 'F', counts: { pass: 0, fail: rules.length, unknown: 0, 'not-applicable': 0 }, rules });
+    while (Buffer.byteLength(REPORT_KEY + text()) < 8000) rules.unshift({ rule: lesser, status: 'fail', severity: 'critical' });
+    const node = 'aaa-repeats';
+    await createReadyNode(cp, node);
+    const identity = await agentIdentity(cp, node, tmp);
+    const patch = await cp.request('PATCH', `/api/v1/nodes/${node}?fieldManager=${AGENT_FIELD_MANAGER}`,
+      { metadata: { annotations: { [REPORT_KEY]: text() } } }, { token: identity.token, contentType: 'application/merge-patch+json' });
+    assert.equal(patch.status, 200, JSON.stringify(patch.body).slice(0, 300));
+    await heartbeatAs(node, identity.token);
+    assert.ok(rules.length > 100, `${rules.length} entries in the forged annotation`);
+
+    const { code, out } = await runReport('--output=json', '--fail-on=never');
+    assert.equal(code, 0, out);
+    const json = JSON.parse(out) as ClusterReport;
+    const reporting = [...(await published()).values()].filter(Boolean).length;
+    for (const group of json.fleet) {
+      assert.ok(group.count <= group.of && group.of === reporting, `${group.text} (${reporting} nodes report)`);
+      assert.equal(group.severity, ruleSet.get(group.rule)?.severity, `${group.rule}: the rule set's severity`);
+      assert.equal(group.category, ruleSet.get(group.rule)?.category, `${group.rule}: the rule set's category`);
+    }
+    assert.equal(json.fleet.find((g) => g.rule === lesser)?.count, realFailing.filter((r) => r === lesser).length + 1, 'each node that names it once');
+    const table = await runReport('--fail-on=never');
+    const tag = (rule: string) => ({ critical: 'CRIT', warning: 'WARN', info: 'INFO' })[ruleSet.get(rule)?.severity ?? 'info'];
+    for (const rule of [worst, lesser]) assert.match(table.out, new RegExp(`${tag(rule)} ${rule} on `), `${rule} as the rule set rates it:\n${table.out}`);
   });
 });

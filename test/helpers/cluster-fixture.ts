@@ -78,19 +78,24 @@ function addTekton(server: FakeApiServer, shape: ClusterShape): void {
 }
 
 /** A Deployment and one Running pod of it (the stand-in has no controllers). */
-function workloadWithPod(server: FakeApiServer, namespace: string, name: string, pod: string, containers: Record<string, unknown>[]): void {
+function workloadWithPod(server: FakeApiServer, namespace: string, name: string, pod: string, containers: Record<string, unknown>[], serviceAccountName = 'default'): void {
   const labels = { 'app.kubernetes.io/name': name };
-  server.collections.add('deployments', { metadata: { name, namespace, labels }, spec: { selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers } } } });
-  server.collections.add('pods', { metadata: { name: pod, namespace, labels }, spec: { containers }, status: { phase: 'Running' } });
+  server.collections.add('deployments', { metadata: { name, namespace, labels }, spec: { selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { serviceAccountName, containers } } } });
+  server.collections.add('pods', { metadata: { name: pod, namespace, labels }, spec: { serviceAccountName, containers }, status: { phase: 'Running' } });
 }
 
 function addCsi(server: FakeApiServer, shape: ClusterShape): void {
   const c = server.collections;
+  // Longhorn's chart (templates/clusterrolebinding.yaml): its ServiceAccount bound cluster-wide, which is how report trusts it outside kube-system.
+  c.add('clusterrolebindings', {
+    metadata: { name: 'longhorn-bind' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'longhorn-role' },
+    subjects: [{ kind: 'ServiceAccount', name: 'longhorn-service-account', namespace: 'longhorn-system' }],
+  });
   workloadWithPod(server, 'longhorn-system', 'longhorn-csi-controller', 'longhorn-csi-controller-0', [
     { name: 'csi-provisioner', image: 'registry.example/sig-storage/csi-provisioner:v3.1.0', args: ['--v=2', '--csi-address=$(ADDRESS)'] },
     { name: 'csi-attacher', image: 'registry.example/sig-storage/csi-attacher:v4.5.0', args: ['--kube-api-qps=20', '--kube-api-burst=40'] },
     { name: 'longhorn-csi-plugin', image: 'registry.example/longhornio/longhorn-manager:v1.6.0' },
-  ]);
+  ], 'longhorn-service-account');
   c.add('pods', { metadata: { name: 'web-1', namespace: 'default' }, spec: { containers: [{ name: 'web', image: 'nginx:1.27' }] } });
   c.setLog('longhorn-system', 'longhorn-csi-controller-0', 'csi-provisioner', shape.provisionerLog ?? THROTTLE_LINES);
   c.setLog('longhorn-system', 'longhorn-csi-controller-0', 'csi-attacher', shape.attacherLog ?? `${recent(2)} I1201 10:00:00.000000 1 main.go:99] Attacher started\n`);

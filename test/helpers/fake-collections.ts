@@ -1,5 +1,5 @@
 // Read-only collections for the kube-apiserver stand-in: what `report` reads (ConfigMaps, Pods and
-// their logs, PVCs, StorageClasses, CSIDrivers, Tekton PipelineRuns, workloads), listed or by name. Real paths, real list shapes,
+// their logs, PVCs, StorageClasses, CSIDrivers, Tekton PipelineRuns, workloads, ClusterRoleBindings), listed or by name. Real paths, real list shapes,
 // real field/label selector semantics for the forms used here; logs honour tailLines, limitBytes and
 // sinceSeconds. Stored log lines start with their RFC 3339 time, which is sent only with timestamps=true.
 import type { ServerResponse } from 'node:http';
@@ -25,6 +25,7 @@ export const KINDS: Record<string, Kind> = {
   deployments: { kind: 'Deployment', apiVersion: 'apps/v1', path: '/apis/apps/v1/deployments', namespaced: true },
   statefulsets: { kind: 'StatefulSet', apiVersion: 'apps/v1', path: '/apis/apps/v1/statefulsets', namespaced: true },
   daemonsets: { kind: 'DaemonSet', apiVersion: 'apps/v1', path: '/apis/apps/v1/daemonsets', namespaced: true },
+  clusterrolebindings: { kind: 'ClusterRoleBinding', apiVersion: 'rbac.authorization.k8s.io/v1', path: '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', namespaced: false },
 };
 
 export class FakeCollections {

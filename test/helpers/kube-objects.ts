@@ -1,7 +1,12 @@
 // Objects a test creates on the real control plane while it plays the kubelet: Ready Nodes the
 // scheduler accepts, a Pod bound to a node, and a ServiceAccount token bound to that Pod (what a
-// DaemonSet pod on that node is given), so requests carry the node-name claim.
+// DaemonSet pod on that node is given), so requests carry the node-name claim; and the shipped
+// base's RBAC and policies created by plain POSTs.
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { parseAllDocuments } from 'yaml';
 import type { ControlPlane } from './control-plane.ts';
+import { REPO } from './manifests.ts';
 
 export interface NodeShape {
   labels?: Record<string, string>;
@@ -83,4 +88,18 @@ export async function waitForAdmission(probe: () => Promise<number>, status: num
     await new Promise((r) => setTimeout(r, 200));
   }
   throw new Error(`expected HTTP ${status} within ${timeoutMs} ms, last answer ${last}`);
+}
+
+/** Kinds of the shipped manifests that are cluster-scoped (the policies carry a namespace for kustomize only). */
+const CLUSTER_SCOPED = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
+
+/** Creates each object of these files of manifests/base by a POST (what `kubectl apply -f` does, without kubectl's start-up). */
+export async function postBaseManifests(cp: ControlPlane, files: string[]): Promise<void> {
+  for (const file of files) {
+    for (const doc of parseAllDocuments(await readFile(path.join(REPO, 'manifests/base', file), 'utf8')).map((d) => d.toJS())) {
+      const group = doc.apiVersion === 'v1' ? '/api/v1' : `/apis/${doc.apiVersion}`;
+      const namespace = CLUSTER_SCOPED.has(doc.kind) ? undefined : doc.metadata.namespace;
+      await cp.must('POST', `${group}${namespace ? `/namespaces/${namespace}` : ''}/${doc.kind.toLowerCase().replace(/y$/, 'ie')}s`, doc);
+    }
+  }
 }

@@ -40,8 +40,8 @@ export function percentile(values: number[], p: number): number {
 export const podIndex = (pod: any): number => Number(/-(\d+)$/.exec(pod.metadata.name)?.[1] ?? -1);
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-/** Runs `measure pod-startup` with these args; `interrupt` is polled and SIGINT sent once it returns true. */
-export function runMeasure(kubeconfig: string, home: string, args: string[], interrupt?: () => boolean): Promise<Run> {
+/** Runs `measure pod-startup` with these args; `interrupt` is polled and `signal` (SIGINT) sent once it returns true. */
+export function runMeasure(kubeconfig: string, home: string, args: string[], interrupt?: () => boolean, signal: NodeJS.Signals = 'SIGINT'): Promise<Run> {
   const child = spawn(process.execPath, [...SOURCE_NODE_FLAGS, CLI, 'measure', 'pod-startup', '--kubeconfig', kubeconfig, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH, HOME: home },
   });
@@ -49,7 +49,7 @@ export function runMeasure(kubeconfig: string, home: string, args: string[], int
   const err: Buffer[] = [];
   child.stdout.on('data', (c: Buffer) => out.push(c));
   child.stderr.on('data', (c: Buffer) => err.push(c));
-  const poll = interrupt ? setInterval(() => { if (interrupt()) { clearInterval(poll); child.kill('SIGINT'); } }, 50) : undefined;
+  const poll = interrupt ? setInterval(() => { if (interrupt()) { clearInterval(poll); child.kill(signal); } }, 50) : undefined;
   return new Promise((resolve) => child.on('close', (code) => {
     clearInterval(poll);
     const stdout = Buffer.concat(out).toString();

@@ -67,13 +67,13 @@ export interface AgentIdentity {
  * What the kubelet gives a DaemonSet pod on `node`: a Pod of the agent's ServiceAccount bound to that
  * node and a token bound to the Pod. Waits until the shipped RBAC and policy let that token do its
  * job (a server-side dry run of a patch of its own annotations), since both take a moment to apply.
- * `namespace`: where the agent's ServiceAccount is (a Helm release's namespace).
+ * `namespace`: where the agent's ServiceAccount is (a Helm release's namespace); `serviceAccount`: its name (a kustomize namePrefix renames it).
  */
-export async function agentIdentity(cp: ControlPlane, node: string, dir: string, podName = `agent-${node}`, namespace = AGENT_NAMESPACE): Promise<AgentIdentity> {
-  const pod = await createBoundPod(cp, namespace, podName, node, AGENT_SA);
-  const token = await podBoundToken(cp, namespace, AGENT_SA, pod);
+export async function agentIdentity(cp: ControlPlane, node: string, dir: string, podName = `agent-${node}`, namespace = AGENT_NAMESPACE, serviceAccount = AGENT_SA): Promise<AgentIdentity> {
+  const pod = await createBoundPod(cp, namespace, podName, node, serviceAccount);
+  const token = await podBoundToken(cp, namespace, serviceAccount, pod);
   await mkdir(dir, { recursive: true });
-  const kubeconfig = await cp.writeKubeconfig(path.join(dir, `${podName}.kubeconfig`), `system:serviceaccount:${namespace}:${AGENT_SA}`, token);
+  const kubeconfig = await cp.writeKubeconfig(path.join(dir, `${podName}.kubeconfig`), `system:serviceaccount:${namespace}:${serviceAccount}`, token);
   const probe = { metadata: { annotations: { [`${PREFIX}probe`]: 'x' } } };
   await waitForAdmission(async () => (await cp.request('PATCH', `/api/v1/nodes/${node}?dryRun=All&fieldManager=${AGENT_FIELD_MANAGER}`, probe, { token, contentType: MERGE })).status, 200, 30_000);
   return { node, token, kubeconfig, pod };

@@ -144,10 +144,11 @@ test('another release namespace: every object, subject and the policies\' servic
   };
   walk(objects);
   assert.deepEqual([...namespaces].sort(), ['default', namespace].sort());
-  // The agent's three policies and the cleanup's (the heartbeat's namespace check builds the name from request.namespace).
-  assert.deepEqual(texts.flatMap((s) => s.match(/system:serviceaccount:[^:']+:[^']+/g) ?? []).sort(),
-    [`system:serviceaccount:${namespace}:node-tuning-advisor`, `system:serviceaccount:${namespace}:node-tuning-advisor`,
-      `system:serviceaccount:${namespace}:node-tuning-advisor`, `system:serviceaccount:${namespace}:node-tuning-advisor-cleanup`]);
+  // The cleanup's policy names its user; the agent's three hold the ServiceAccount their bindings name (paramRef).
+  assert.deepEqual(texts.flatMap((s) => s.match(/system:serviceaccount:[^:']+:[^']+/g) ?? []).sort(), [`system:serviceaccount:${namespace}:node-tuning-advisor-cleanup`]);
+  const bindings = objects.filter((o) => o.kind === 'ValidatingAdmissionPolicyBinding' && !isCleanup(o));
+  assert.equal(bindings.length, 3);
+  for (const b of bindings) assert.deepEqual(b.spec.paramRef, { name: 'node-tuning-advisor', namespace, parameterNotFoundAction: 'Allow' }, b.metadata.name);
   for (const o of objects) {
     for (const s of o.subjects ?? []) assert.equal(s.namespace, namespace, `${o.kind}/${o.metadata.name} subject`);
   }

@@ -68,4 +68,10 @@ test('the ClusterRole grants what the agent uses, plus only the planned grants, 
   assert.deepEqual([...used].filter((g) => g in AT_KUBELET), [], 'the API server is never asked for what the kubelet authorizes');
   const unused = [...clusterWide, ...namespaced].filter((g) => !used.has(g) && !(g in PLANNED) && !(g in AT_KUBELET));
   assert.deepEqual(unused.sort(), [], 'granted but neither used nor planned');
+  // RBAC cannot hold the token to its node (docs/security.md): the agent's own selectors are what
+  // keep it to its node's objects. Every list and watch of a per-node kind names the node.
+  const nodeScoped = server.requests.filter((r) => r.method === 'GET' && /^\/api\/v1\/(nodes|pods)$|\/csinodes$/.test(r.path));
+  assert.ok(nodeScoped.length > 0);
+  assert.deepEqual(nodeScoped.filter((r) => !['metadata.name=worker-1', 'spec.nodeName=worker-1'].includes(r.query.get('fieldSelector') ?? '')).map((r) => `${r.path}?${r.query}`), [],
+    'a list or watch of Nodes, pods or CSINodes without a field selector on this node');
 });

@@ -62,32 +62,34 @@ test('an API server that cannot be reached: exit 2 naming the request, nothing e
   assert.match(run.stderr, /^node-tuning-advisor measure: cannot get nodes "worker-1": cannot reach the API server https:\/\/127\.0\.0\.1:\d+: ECONNREFUSED\n$/);
 });
 
-test('SIGTERM while the checks wait on a server that never answers: exit 143 at once, nothing created', async (t) => {
-  const dir = await mkdtemp(path.join(tmpdir(), 'nta-measure-cli-'));
-  const sockets = new Set<Socket>();
-  const silent = createServer((socket) => { sockets.add(socket); });
-  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
-  t.after(async () => {
-    for (const socket of sockets) socket.destroy();
-    await new Promise((resolve) => silent.close(resolve));
-    await rm(dir, { recursive: true, force: true });
+for (const [signal, exit] of [['SIGTERM', 143], ['SIGHUP', 129]] as const) {
+  test(`${signal} while the checks wait on a server that never answers: exit ${exit} at once, nothing created`, async (t) => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'nta-measure-cli-'));
+    const sockets = new Set<Socket>();
+    const silent = createServer((socket) => { sockets.add(socket); });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    t.after(async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+      await rm(dir, { recursive: true, force: true });
+    });
+    const kubeconfig = path.join(dir, 'kubeconfig');
+    await writeFile(kubeconfig, JSON.stringify({
+      apiVersion: 'v1', kind: 'Config', 'current-context': 'c',
+      clusters: [{ name: 'c', cluster: { server: `https://127.0.0.1:${(silent.address() as { port: number }).port}`, 'insecure-skip-tls-verify': true } }],
+      users: [{ name: 'u', user: { token: 't' } }], contexts: [{ name: 'c', context: { cluster: 'c', user: 'u' } }],
+    }));
+    const cli = fileURLToPath(new URL('../../bin/node-tuning-advisor.js', import.meta.url));
+    const child = spawn(process.execPath, [cli, 'measure', 'pod-startup', '--node', 'worker-1', '--kubeconfig', kubeconfig], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
+    while (sockets.size === 0) await new Promise((r) => setTimeout(r, 20));
+    const signalled = performance.now();
+    child.kill(signal);
+    const code = await new Promise((resolve) => child.on('close', resolve));
+    assert.equal(code, exit, stderr);
+    assert.ok(performance.now() - signalled < 2_000, 'at once, not after the 30 s request deadline');
+    assert.match(stderr, new RegExp(`${signal}: stopping and cleaning up \\(${signal} again`));
+    assert.match(stderr, /interrupted before anything was created\n$/);
   });
-  const kubeconfig = path.join(dir, 'kubeconfig');
-  await writeFile(kubeconfig, JSON.stringify({
-    apiVersion: 'v1', kind: 'Config', 'current-context': 'c',
-    clusters: [{ name: 'c', cluster: { server: `https://127.0.0.1:${(silent.address() as { port: number }).port}`, 'insecure-skip-tls-verify': true } }],
-    users: [{ name: 'u', user: { token: 't' } }], contexts: [{ name: 'c', context: { cluster: 'c', user: 'u' } }],
-  }));
-  const cli = fileURLToPath(new URL('../../bin/node-tuning-advisor.js', import.meta.url));
-  const child = spawn(process.execPath, [cli, 'measure', 'pod-startup', '--node', 'worker-1', '--kubeconfig', kubeconfig], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stderr = '';
-  child.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
-  while (sockets.size === 0) await new Promise((r) => setTimeout(r, 20));
-  const signalled = performance.now();
-  child.kill('SIGTERM');
-  const code = await new Promise((resolve) => child.on('close', resolve));
-  assert.equal(code, 143, stderr);
-  assert.ok(performance.now() - signalled < 2_000, 'at once, not after the 30 s request deadline');
-  assert.match(stderr, /SIGTERM: stopping and cleaning up/);
-  assert.match(stderr, /interrupted before anything was created\n$/);
-});
+}

@@ -75,7 +75,7 @@ test('only loopback and this node\'s own addresses are called; names are not res
 test('a real answer from one of this node\'s own interface addresses is read', async (t) => {
   const own = Object.values(os.networkInterfaces()).flat().find((a) => a?.family === 'IPv4' && !a.internal)?.address;
   if (!own) return t.skip('no non-loopback IPv4 interface here');
-  const { base } = await fakeEtcd(t, (_req, res) => res.end('etcd_server_has_leader 1\n'), own);
+  const { base } = await fakeEtcd(t, (_req, res) => res.end('etcd_server_leader_changes_seen_total 1\n'), own);
   const fetched = await fetchEtcdMetrics(base, 10_000);
-  assert.deepEqual(fetched.ok && fetched.text, 'etcd_server_has_leader 1\n');
+  assert.deepEqual(fetched.ok && fetched.latency.leaderChanges, 1);
 });

@@ -29,7 +29,7 @@ test('quantile edge cases: beyond the last finite bucket, no observations, no +I
   assert.deepEqual(histogramQuantile(0.99, [{ le: 1, count: 0 }, { le: Infinity, count: 10 }]), { value: 1, lowerBound: 1, upperBound: Infinity, observations: 10 });
   assert.equal(histogramQuantile(0.99, [{ le: 1, count: 0 }, { le: Infinity, count: 0 }]), undefined);
   assert.equal(histogramQuantile(0.99, [{ le: 1, count: 3 }]), undefined);
-  const parsed = parsePrometheusText('x_bucket{a="1",le="0.5"} 2\nx_bucket{a="2",le="0.5"} 3\nx_bucket{le="+Inf"} 5\n');
+  const parsed = parsePrometheusText('x_bucket{a="1",le="0.5"} 2\nx_bucket{a="2",le="0.5"} 3\nx_bucket{le="+Inf"} 5\n', new Set(['x']));
   assert.equal(parsed.buckets.get('x')?.get(0.5), 5);
 });
 

@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -13,9 +14,11 @@ import etcd from '../../src/collectors/etcd/collector.ts';
 import { collectFacts } from '../../src/collectors/run.ts';
 import { HostRoot } from '../../src/host/host-root.ts';
 import { main } from '../../src/cli/main.ts';
-import { toolPath } from '../helpers/tools.ts';
+import { requireTool, toolPath } from '../helpers/tools.ts';
+import { SOURCE_NODE_FLAGS } from '../helpers/source-node.ts';
 
 const PROBE_MODULE = new URL('../../src/probe/fsync.ts', import.meta.url).href;
+const CLI = new URL('../../bin/node-tuning-advisor.js', import.meta.url).pathname;
 
 async function tempDir(t: TestContext): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'nta-probe-'));
@@ -122,15 +125,46 @@ test('SIGKILL mid-run leaves a file that the next run removes', async (t) => {
   assert.deepEqual(await probeFiles(dir), []);
 });
 
-test('SIGTERM mid-run removes the file and the process still dies of SIGTERM', async (t) => {
+for (const signal of ['SIGTERM', 'SIGHUP'] as const) {
+  test(`${signal} mid-run removes the file and the process still dies of ${signal}`, async (t) => {
+    const dir = await tempDir(t);
+    const child = startProbeChild(dir);
+    const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve(signal)));
+    await waitForProbeFile(dir, child);
+    child.kill(signal);
+    assert.equal(await exited, signal);
+    assert.deepEqual(await probeFiles(dir), []);
+  });
+}
+
+test('probe fsync in a terminal whose SSH session drops (issue 37 item 5): the hang-up removes the file', async (t) => {
+  const script = requireTool(t, 'script', 'bsdutils');
+  if (!script) return;
   const dir = await tempDir(t);
-  const child = startProbeChild(dir);
-  const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve(signal)));
-  await waitForProbeFile(dir, child);
-  child.kill('SIGTERM');
-  assert.equal(await exited, 'SIGTERM');
-  assert.deepEqual(await probeFiles(dir), []);
+  const pidFile = path.join(dir, 'cli.pid');
+  // The pty's session leader is the CLI (exec): when the terminal goes, the kernel sends it SIGHUP
+  // and its writes to the terminal (the progress line) fail with EIO.
+  const command = `echo $$ > ${pidFile}; exec ${[process.execPath, ...SOURCE_NODE_FLAGS, CLI, 'probe', 'fsync', '--dir', dir, '--size', '256MiB'].map((a) => `'${a}'`).join(' ')}`;
+  const terminal = spawn(script, ['-q', '-e', '-c', command, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'], env: { PATH: process.env.PATH, TERM: 'xterm' } });
+  let screen = '';
+  terminal.stdout?.on('data', (c: Buffer) => { screen += c.toString(); });
+  t.after(() => { if (terminal.exitCode === null) terminal.kill('SIGKILL'); });
+  await waitForProbeFile(dir, terminal);
+  const pid = Number(await readFile(pidFile, 'utf8'));
+  terminal.kill('SIGKILL'); // the terminal emulator goes: the pty hangs up
+  for (let i = 0; i < 12_000 && alive(pid); i++) await delay(10);
+  assert.ok(!alive(pid), `the CLI (pid ${pid}) still runs after the hang-up: ${screen}`);
+  assert.deepEqual(await probeFiles(dir), [], `the probe file is left behind: ${screen}`);
 });
+
+/** Running (a zombie, exited but not yet reaped by whoever adopted it, is not). */
+function alive(pid: number): boolean {
+  try {
+    return !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
 
 test('probe fsync --output json prints the summary; a full disk fails the probe, not the scan', async (t) => {
   const dir = await tempDir(t);

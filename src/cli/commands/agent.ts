@@ -19,6 +19,9 @@ import { DEFAULT_AGENT_NAMESPACE } from '../../wire/heartbeat.ts';
 import { EXIT_OK, UsageError, listFlag, parseDuration, parseFlags, type Io } from '../io.ts';
 import { namespaceFlag } from '../kube-flags.ts';
 
+/** SIGHUP too: an agent started by hand over SSH stops cleanly when the session drops. */
+const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
+
 export const AGENT_USAGE = `Usage: node-tuning-advisor agent [flags]
 
 Runs the checks every --interval and publishes the result on this node's Node object:
@@ -29,7 +32,7 @@ transitions (TuningRecommendation / TuningResolved) and Prometheus metrics; rene
 Flags:
   --kubeconfig FILE      use this kubeconfig (default: the in-cluster service account)
   --node-name NAME       the Node to publish on (default: $NODE_NAME)
-  --interval DURATION    time between scans, ±10 % jitter (default 5m; e.g. 30s, 10m, 1h)
+  --interval DURATION    time between scans, ±10 % jitter (default 5m; e.g. 30s, 10m, 1h; at most 576h)
   --startup-jitter DUR   random delay before the first scan, at most (default 30s; 0s: none)
   --startup-window DUR   how far back the pod start-up, volume attach and kubelet SLI figures
                          reach (default 1h; 1m to 24h, at least --interval): a node that started
@@ -60,7 +63,7 @@ API use: one LIST and one watch each of this Node (fieldSelector metadata.name=N
 writes only on change, plus one heartbeat PATCH per --heartbeat (one GET of it at start);
 before each scan one GET of the kubelet's /metrics (HTTPS with the agent's token,
 RBAC get nodes/metrics; plain HTTP only where the port answers plain HTTP, without the token); client limit 1 request/s, burst 5; 429 honours Retry-After (watches too); errors
-back off exponentially (1 s … 5 min, jittered). SIGTERM aborts what is in flight and exits within 2 s (it clears nothing: see cleanup).
+back off exponentially (1 s … 5 min, jittered). SIGTERM (or SIGINT, SIGHUP) aborts what is in flight and exits within 2 s (it clears nothing: see cleanup).
 Deploy-free try-out: agent --kubeconfig ~/.kube/config --node-name N --dry-run --once
 `;
 
@@ -186,14 +189,12 @@ export async function agentCommand(args: string[], io: Io): Promise<number> {
     .catch((err: NodeJS.ErrnoException) => { throw err.code ? new UsageError(err.message) : err; });
   if (server) log(`serving /metrics, /healthz, /readyz on ${address.host}:${server.port}`);
   const stop = (): void => { log('stopping: aborting what is in flight (a publish gets a short grace)'); agent.stop(); };
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
+  for (const signal of STOP_SIGNALS) process.once(signal, stop);
   const lastResort = keepServingOnUnhandledRejection(log, () => metrics.countUnhandledRejection());
   try {
     return await agent.run();
   } finally {
-    process.off('SIGTERM', stop);
-    process.off('SIGINT', stop);
+    for (const signal of STOP_SIGNALS) process.off(signal, stop);
     lastResort();
     await server?.close();
   }

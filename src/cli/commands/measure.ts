@@ -22,7 +22,7 @@ import { stripControls, terminalSafe } from '../../text/terminal.ts';
 import { EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, UsageError, oneOf, parseDuration, parseFlags, terminalWidth, type Io } from '../io.ts';
 
 export const EXIT_TIMEOUT = 4;
-const EXIT_SIGNAL: Record<string, number> = { SIGINT: 130, SIGTERM: 143, SIGPIPE: 141 };
+const EXIT_SIGNAL: Record<string, number> = { SIGHUP: 129, SIGINT: 130, SIGTERM: 143, SIGPIPE: 141 };
 const MAX_PODS = 1000;
 
 export const MEASURE_USAGE = `Usage: node-tuning-advisor measure pod-startup --node NODE [flags]
@@ -126,9 +126,10 @@ function settingsFrom(args: string[]): Settings | undefined {
 }
 
 /**
- * SIGINT/SIGTERM: the first stops the run (cleanup follows), the second stops waiting for the
- * cleanup. A closed output pipe (EPIPE on stdout or stderr) stops the run the same way:
- * nobody reads the result any more, but the namespace and its pods must still go.
+ * SIGINT/SIGTERM/SIGHUP: the first stops the run (cleanup follows), the second stops waiting for the
+ * cleanup. A dropped SSH session is a SIGHUP and a terminal that answers writes with EIO; a closed
+ * output pipe (EPIPE on stdout or stderr) stops the run the same way: nobody reads the result any
+ * more, but the namespace and its pods must still go.
  */
 function interrupts(io: Io): { run: AbortController; cleanup: AbortController; signal(): string | undefined; dispose(): void } {
   const run = new AbortController();
@@ -137,13 +138,13 @@ function interrupts(io: Io): { run: AbortController; cleanup: AbortController; s
   const on = (name: string) => (): void => {
     if (!run.signal.aborted) {
       received = name;
-      io.stderr.write(`\n${name}: stopping and cleaning up (${name === 'SIGINT' ? 'Ctrl-C' : 'SIGTERM'} again to stop waiting for the cleanup)\n`);
+      io.stderr.write(`\n${name}: stopping and cleaning up (${name === 'SIGINT' ? 'Ctrl-C' : name} again to stop waiting for the cleanup)\n`);
       run.abort();
     } else cleanup.abort();
   };
   // No SIGPIPE listener: Node ignores the signal, so a closed pipe arrives as EPIPE; a listener,
   // once removed, would restore the default action and kill the process at its next write.
-  const handlers = { SIGINT: on('SIGINT'), SIGTERM: on('SIGTERM') };
+  const handlers = { SIGINT: on('SIGINT'), SIGTERM: on('SIGTERM'), SIGHUP: on('SIGHUP') };
   for (const [name, handler] of Object.entries(handlers)) process.on(name, handler);
   const offPipe = onBrokenPipe(() => { if (!run.signal.aborted) { received = 'SIGPIPE'; run.abort(); } });
   return {

@@ -9,10 +9,11 @@ export const PROBE_USAGE = `Usage: node-tuning-advisor probe fsync --dir DIR [fl
 
 Times fdatasync the way etcd's WAL and fio's etcd test do (fio --rw=write --ioengine=sync
 --fdatasync=1 --size=22m --bs=2300): sequential writes into a preallocated file, one fdatasync
-after each, only the fdatasync timed. The file is removed afterwards. Point --dir at etcd's data
-dir (next to member/) or another directory on the same filesystem. The directory must be one no
-other user can change (owned by root or you; writable by others only with the sticky bit): the
-file is created new and written through one descriptor, never reopened by name.
+after each, only the fdatasync timed. The file is removed afterwards (also on Ctrl-C, SIGTERM or a
+dropped session's SIGHUP). Point --dir at etcd's data dir (next to member/) or another directory on
+the same filesystem. The directory must be one no other user can change (owned by root or you;
+writable by others only with the sticky bit): the file is created new and written through one
+descriptor, never reopened by name.
 
 Flags:
   --dir DIR            directory to probe (required)

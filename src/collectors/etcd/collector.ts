@@ -5,7 +5,7 @@ import type { FactSet } from '../../facts/fact-set.ts';
 import { blockDeviceFor, majorMinorOfDevNode, realHostPath, type BlockDevice } from '../../host/block-device.ts';
 import { mountFor, readMountTable, type MountEntry } from '../../host/mountinfo.ts';
 import { discoverEtcd, type EtcdDiscovery } from './discovery.ts';
-import { etcdLatencyFromMetrics, fetchEtcdMetrics, type Quantile } from './metrics.ts';
+import { fetchEtcdMetrics, type Quantile } from './metrics.ts';
 
 export const DEVICE_FACTS = [
   'etcd.device.majorMinor', 'etcd.device.name', 'etcd.device.kind', 'etcd.device.disks', 'etcd.device.rotational', 'etcd.device.rotationalIsMedium',
@@ -127,7 +127,7 @@ async function recordMetrics(ctx: CollectorContext, found: EtcdDiscovery): Promi
   const stopped = found.pid === null ? '; no running etcd process found: is its service stopped?' : '';
   if (!fetched.ok) return allUnknown(facts, METRIC_FACTS, `${fetched.reason}${stopped}`);
   const source = `api:${fetched.url}`;
-  const latency = etcdLatencyFromMetrics(fetched.text);
+  const latency = fetched.latency;
   const setQuantile = (key: string, name: string, q: Quantile | undefined): void => {
     if (q) facts.set(key, ms(q.value), source, quantileDetail(q));
     else facts.unknown(key, `${fetched.url} has no observations of ${name} yet`, source);

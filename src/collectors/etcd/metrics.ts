@@ -1,6 +1,7 @@
 // etcd's own latency histograms from its Prometheus text /metrics: p99 by linear interpolation
 // inside the bucket that holds the rank (what histogram_quantile does), with that bucket's bounds.
-import { fetchLocalText, type LocalFetch, type LocalFetchOptions } from '../../host/local-http.ts';
+import { fetchLocalLines, type LocalFetchOptions } from '../../host/local-http.ts';
+import { parsePrometheusText as parseWanted, prometheusReader, type ParsedMetrics } from '../../text/prometheus-text.ts';
 
 export interface HistogramBucket {
   le: number;
@@ -16,43 +17,14 @@ export interface Quantile {
   observations: number;
 }
 
-/** Samples by metric name, summed over label sets (etcd exports one series per histogram). */
-export interface ParsedMetrics {
-  buckets: Map<string, Map<number, number>>;
-  values: Map<string, number>;
-}
+export type { ParsedMetrics };
 
-const SAMPLE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)(?:\s+\d+)?$/;
+/** etcd's /metrics is ~1 500 lines. */
+const LINE_BOUNDS = { maxLines: 100_000, maxLineChars: 64 * 1024 };
 
-function parseNumber(text: string): number {
-  if (text === '+Inf' || text === 'Inf') return Infinity;
-  if (text === '-Inf') return -Infinity;
-  return Number(text);
-}
-
-export function parsePrometheusText(text: string): ParsedMetrics {
-  const buckets = new Map<string, Map<number, number>>();
-  const values = new Map<string, number>();
-  for (const raw of text.split('\n')) {
-    const line = raw.trim();
-    if (line === '' || line.startsWith('#')) continue;
-    const match = SAMPLE.exec(line);
-    if (!match) continue;
-    const [, name, labels, valueText] = match as unknown as [string, string, string | undefined, string];
-    const value = parseNumber(valueText);
-    if (Number.isNaN(value)) continue;
-    const le = labels ? /(?:^\{|,)\s*le="([^"]*)"/.exec(labels)?.[1] : undefined;
-    if (name.endsWith('_bucket') && le !== undefined) {
-      const bound = parseNumber(le);
-      if (Number.isNaN(bound)) continue;
-      const histogram = buckets.get(name.slice(0, -'_bucket'.length)) ?? new Map<number, number>();
-      histogram.set(bound, (histogram.get(bound) ?? 0) + value);
-      buckets.set(name.slice(0, -'_bucket'.length), histogram);
-    } else {
-      values.set(name, (values.get(name) ?? 0) + value);
-    }
-  }
-  return { buckets, values };
+/** The etcd metrics read here, from a whole text (`wanted`: other names, for tests). */
+export function parsePrometheusText(text: string, wanted: ReadonlySet<string> = ETCD_METRICS): ParsedMetrics {
+  return parseWanted(text, wanted, LINE_BOUNDS);
 }
 
 export function histogramBuckets(metrics: ParsedMetrics, name: string): HistogramBucket[] {
@@ -88,6 +60,7 @@ export const WAL_FSYNC = 'etcd_disk_wal_fsync_duration_seconds';
 export const BACKEND_COMMIT = 'etcd_disk_backend_commit_duration_seconds';
 export const HEARTBEAT_FAILURES = 'etcd_server_heartbeat_send_failures_total';
 export const LEADER_CHANGES = 'etcd_server_leader_changes_seen_total';
+const ETCD_METRICS: ReadonlySet<string> = new Set([WAL_FSYNC, BACKEND_COMMIT, HEARTBEAT_FAILURES, LEADER_CHANGES]);
 
 export interface EtcdLatency {
   walFsyncP99: Quantile | undefined;
@@ -96,8 +69,7 @@ export interface EtcdLatency {
   leaderChanges: number | undefined;
 }
 
-export function etcdLatencyFromMetrics(text: string): EtcdLatency {
-  const metrics = parsePrometheusText(text);
+function latencyOf(metrics: ParsedMetrics): EtcdLatency {
   return {
     walFsyncP99: histogramQuantile(0.99, histogramBuckets(metrics, WAL_FSYNC)),
     backendCommitP99: histogramQuantile(0.99, histogramBuckets(metrics, BACKEND_COMMIT)),
@@ -106,13 +78,19 @@ export function etcdLatencyFromMetrics(text: string): EtcdLatency {
   };
 }
 
-export type MetricsFetch = LocalFetch;
+export function etcdLatencyFromMetrics(text: string): EtcdLatency {
+  return latencyOf(parsePrometheusText(text));
+}
 
-/** GET <base>/metrics over plain HTTP; https needs etcd's client certificates, which we do not hold. */
+export type MetricsFetch = { ok: true; url: string; latency: EtcdLatency } | { ok: false; url: string; reason: string };
+
+/** GET <base>/metrics over plain HTTP (https needs etcd's client certificates, which we do not hold), parsed as it streams. */
 export async function fetchEtcdMetrics(baseUrl: string, timeoutMs = 3000, options: Omit<LocalFetchOptions, 'timeoutMs'> = {}): Promise<MetricsFetch> {
   const url = `${baseUrl.replace(/\/+$/, '')}/metrics`;
   if (!url.startsWith('http://')) {
     return { ok: false, url, reason: `${url} is not plain HTTP; etcd's TLS client port needs its certificates (set --listen-metrics-urls=http://127.0.0.1:2381)` };
   }
-  return fetchLocalText(url, { ...options, timeoutMs });
+  const reader = prometheusReader(ETCD_METRICS, LINE_BOUNDS);
+  const got = await fetchLocalLines(url, reader.lines, { ...options, timeoutMs });
+  return got.ok ? { ok: true, url: got.url, latency: latencyOf(reader.result()) } : got;
 }
