@@ -70,17 +70,18 @@ const rendered = new Map<string, Promise<Rendered>>();
 
 /**
  * `helm template` of the chart; rejects with helm's stderr. The same options render once per test
- * process (the chart does not change while tests run; a helm process costs ~0.2 s of CPU): each
- * caller gets its own copy of the objects.
+ * process (the chart does not change while tests run; a helm process costs ~0.2 s of CPU), unless
+ * they name values files; each caller gets its own copy of the objects.
  */
 export async function render(options: RenderOptions = {}): Promise<Rendered> {
-  const key = JSON.stringify(options);
-  let pending = rendered.get(key);
+  // Values files may change between calls with the same names: those render every time.
+  const key = options.values?.length ? undefined : JSON.stringify(options);
+  let pending = key === undefined ? undefined : rendered.get(key);
   if (!pending) {
     const args = ['template', options.name ?? 'node-tuning-advisor', CHART, '--namespace', options.namespace ?? 'node-tuning-advisor'];
     if (options.kubeVersion) args.push('--kube-version', options.kubeVersion);
     pending = helmOutput([...args, ...valueFlags(options)]).then(parseManifest);
-    rendered.set(key, pending);
+    if (key !== undefined) rendered.set(key, pending);
   }
   return structuredClone(await pending);
 }
