@@ -1,14 +1,24 @@
 # syntax=docker/dockerfile:1
 # node-tuning-advisor: the agent (DaemonSet) and the CLI, bundled into one file on a slim Node 24.
-# Build: docker build -t node-tuning-advisor:0.1.0 .
+# Build: docker build -t node-tuning-advisor:0.1.0 .   (or podman: npm run image:build)
+# Behind a TLS-intercepting proxy, give npm its CA bundle as the build secret npm-ca:
+#   docker build --secret id=npm-ca,src=/etc/ssl/certs/ca-certificates.crt -t node-tuning-advisor:0.1.0 .
 # The Node version is the one the `node` devDependency pins for development and tests
 # (test/image/dockerfile.test.ts keeps them equal).
 ARG NODE_VERSION=24.21.0
 
-FROM node:${NODE_VERSION}-bookworm-slim AS build
+# The build stage runs on the builder's own platform: the bundle is plain JavaScript, so a
+# multi-platform build (linux/amd64,linux/arm64) bundles once, natively, and only the runtime stage is
+# per platform.
+FROM --platform=$BUILDPLATFORM node:${NODE_VERSION}-bookworm-slim AS build
 WORKDIR /src
-COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund
+# .npmrc: omit=peer (a devDependency's 190 MB of peer dependencies are not needed).
+# --ignore-scripts: bundling needs no install script (esbuild's binary is its platform package; the
+# `node` devDependency's script would only fetch a second Node).
+COPY package.json package-lock.json .npmrc ./
+RUN --mount=type=secret,id=npm-ca \
+    if [ -s /run/secrets/npm-ca ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/npm-ca; fi; \
+    npm ci --no-audit --no-fund --ignore-scripts
 COPY tsconfig.json ./
 COPY bin ./bin
 COPY src ./src

@@ -1,11 +1,10 @@
 #!/usr/bin/env node
-// Entry point. Node 24 runs the TypeScript sources directly (type stripping);
-// the container image runs a bundled build of the same module instead.
-import { endQuietlyOnBrokenPipe } from '../src/cli/broken-pipe.ts';
-import { main } from '../src/cli/main.ts';
+// Entry point. Node 24 runs the TypeScript sources directly (type stripping); the container image
+// and the npm package run a bundled build of the same module instead. The Node version is checked
+// first and the CLI loaded only after it (a dynamic import): an older Node never parses code it cannot
+// run, and says so in one line (src/cli/node-version.ts).
+import { refuseUnsupportedNode } from '../src/cli/node-version.ts';
 
-// A reader that stops early (`… | head`) closes the pipe: end quietly, as other CLI tools do;
-// a command with something to clean up (measure) is told first (src/cli/broken-pipe.ts).
-endQuietlyOnBrokenPipe();
-
-process.exitCode = await main(process.argv.slice(2));
+refuseUnsupportedNode();
+const { runCli } = await import('../src/cli/run.ts');
+await runCli();

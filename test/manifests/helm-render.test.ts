@@ -1,29 +1,31 @@
-// The Helm chart rendered by Helm's own template engine pieces (test/helm/render.go: text/template,
-// Sprig v3, sigs.k8s.io/yaml, as Helm v3's pkg/engine uses them; no Helm binary can be installed
-// here) against the real kubectl's kustomize output: the default values are `kubectl kustomize
-// manifests/`, each `distribution` is its overlay, prometheusOperator.enabled the prometheus-operator
-// overlay (alone and with a distribution), all minus the Namespace (Helm's --create-namespace).
-// A difference on either side fails. Then each value changes exactly its fields, a bad value fails the
-// render naming the fix, and another release namespace reaches every place the objects name it.
+// The Helm chart rendered by the real Helm 4 against the real kubectl 1.35's kustomize output: the
+// default values are `kubectl kustomize manifests/`, each `distribution` is its overlay,
+// prometheusOperator.enabled the prometheus-operator overlay (alone and with a distribution),
+// dashboards.enabled the grafana-dashboard overlay, all minus the Namespace (Helm's
+// --create-namespace). A difference on either side fails. Then each value changes exactly its fields,
+// a bad value fails the render naming the fix, and another release namespace reaches every place the
+// objects name it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { CHART_DISTRIBUTIONS } from '../../scripts/sync-chart.ts';
-import { type Render, helmRenderer, objectDifferences, sortedObjects } from '../helpers/helm.ts';
+import { parse } from 'yaml';
+import { CHART, type Render, helmRenderer, objectDifferences, renderNotes, sortedObjects } from '../helpers/helm.ts';
 import { BASE, DISTRIBUTIONS, type K8sObject, PROMETHEUS_OVERLAY, REPO, kustomize } from '../helpers/manifests.ts';
-import { requireTool } from '../helpers/tools.ts';
+import { requireLayerTool } from '../helpers/real-tools.ts';
 
 const withoutNamespace = (objects: K8sObject[]) => sortedObjects(objects.filter((o) => o.kind !== 'Namespace'));
+const DEFAULTS = parse(readFileSync(path.join(CHART, 'values.yaml'), 'utf8'));
 /** The uninstall's cleanup (templates/cleanup.yaml, written by hand): a Helm hook and its identity, which no kustomization has. */
 const isCleanup = (o: K8sObject) => (o.metadata as { labels?: Record<string, string> }).labels?.['app.kubernetes.io/component'] === 'cleanup';
 /** The render as the kustomizations can have it: the cleanup's objects left out. */
 const kustomizable = (objects: K8sObject[]) => sortedObjects(objects.filter((o) => !isCleanup(o)));
 
 async function setup(t: import('node:test').TestContext): Promise<{ render: Render; kubectl: string } | undefined> {
-  const kubectl = requireTool(t, 'kubectl', 'kubectl');
+  const kubectl = await requireLayerTool(t, 'kubectl');
   if (!kubectl) return undefined;
   const render = await helmRenderer(t);
   return render ? { render, kubectl } : undefined;
@@ -34,6 +36,7 @@ test('default values: the objects of `kubectl kustomize manifests/` but the Name
   if (!ready) return;
   assert.deepEqual([...CHART_DISTRIBUTIONS].sort(), [...DISTRIBUTIONS].sort(), 'a value per distribution overlay');
   const rendered = await ready.render();
+  const notes = await renderNotes();
   assert.deepEqual(kustomizable(rendered.objects), withoutNamespace(kustomize(ready.kubectl, BASE)));
   for (const distribution of DISTRIBUTIONS) {
     const built = withoutNamespace(kustomize(ready.kubectl, path.join(REPO, 'manifests/overlays', distribution)));
@@ -43,8 +46,8 @@ test('default values: the objects of `kubectl kustomize manifests/` but the Name
   // NOTES.txt's verify commands are docs/deploy.md's "3. Verify" ones, as written there.
   const deploy = readFileSync(path.join(REPO, 'docs/deploy.md'), 'utf8');
   const verify = /## 3\. Verify\n\n```sh\n([\s\S]*?)```/.exec(deploy)?.[1]?.split('\n').map((l) => l.trim()) ?? [];
-  const shown = rendered.notes.split('\n').map((l) => l.trim()).filter((l) => /^(kubectl|curl) /.test(l) && !l.startsWith('kubectl label namespace'));
-  assert.ok(shown.length >= 5, rendered.notes);
+  const shown = notes.split('\n').map((l) => l.trim()).filter((l) => /^(kubectl|curl) /.test(l) && !l.startsWith('kubectl label namespace'));
+  assert.ok(shown.length >= 5, notes);
   for (const line of shown) assert.ok(verify.includes(line), `NOTES.txt: "${line}" is not in docs/deploy.md "3. Verify"`);
 });
 
@@ -102,7 +105,7 @@ test('image, pullPolicy, digest, operator labels, resources: each changes exactl
   assert.equal(ds(image.objects).imagePullPolicy, 'Always');
 
   const digest = await changed(['image.digest=sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef']);
-  assert.equal(ds(digest.objects).image, 'node-tuning-advisor@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef');
+  assert.equal(ds(digest.objects).image, `${DEFAULTS.image.repository}@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef`);
   assert.deepEqual(digest.paths, [`${agent}.image`, `${job}.image`]);
 
   const resources = await changed(['resources.limits.memory=256Mi']);
@@ -124,15 +127,16 @@ test('a bad distribution or an empty image.repository fails the render, naming t
   if (!ready) return;
   await assert.rejects(ready.render({ set: ['distribution=gke'] }),
     /execution error at \(node-tuning-advisor\/templates\/[a-z-]+\.(yaml|txt):\d+:\d+\): distribution "gke" is not supported: set distribution to one of kubeadm, kubespray, k3s-rke2, eks, microk8s, or leave it empty for the base/);
-  await assert.rejects(ready.render({ set: ['distribution=true'] }), /- distribution: Invalid type\. Expected: string, given: boolean/, 'values.schema.json');
-  await assert.rejects(ready.render({ set: ['image.repository='] }), /image\.repository is required: your registry's node-tuning-advisor image/);
+  await assert.rejects(ready.render({ set: ['distribution=true'] }), /- at '\/distribution': got boolean, want string/, 'values.schema.json');
+  await assert.rejects(ready.render({ set: ['image.repository='] }), /image\.repository is required: the node-tuning-advisor image to run \(values\.yaml\)/);
 });
 
 test('another release namespace: every object, subject and the policies\' service account name it; the Events Role stays in default', async (t) => {
   const ready = await setup(t);
   if (!ready) return;
   const namespace = `nta-helm-${process.pid}`;
-  const { objects, notes } = await ready.render({ namespace, set: ['prometheusOperator.enabled=true'] });
+  const { objects } = await ready.render({ namespace, set: ['prometheusOperator.enabled=true'] });
+  const notes = await renderNotes({ namespace, set: ['prometheusOperator.enabled=true'] });
   const namespaces = new Set<string>();
   const texts: string[] = [];
   const walk = (v: unknown, key?: string) => {
@@ -188,17 +192,17 @@ function helmInstalls(doc: string): string[][] {
 test('the documented `helm install` commands (README, docs/deploy.md) render with the values they set', async (t) => {
   const ready = await setup(t);
   if (!ready) return;
-  const commands = [...helmInstalls('README.md'), ...helmInstalls('docs/deploy.md')];
+  const commands = [...helmInstalls('README.md'), ...helmInstalls('docs/deploy.md'), ...helmInstalls('charts/node-tuning-advisor/README.md')];
   assert.ok(commands.length >= 2, 'README and docs/deploy.md show the install');
   for (const words of commands) {
     const [, , name, chart, ...flags] = words;
-    assert.equal(chart, 'charts/node-tuning-advisor', words.join(' '));
+    assert.ok(chart === 'charts/node-tuning-advisor' || chart === '<chart>', words.join(' '));
     const set: string[] = [];
     let namespace = 'default';
     for (let i = 0; i < flags.length; i++) {
       const flag = flags[i];
       if (flag === '--create-namespace') continue;
-      const value = (flags[++i] ?? '').replaceAll('<your-registry>', 'registry.example.com');
+      const value = flags[++i] ?? '';
       if (flag === '-n' || flag === '--namespace') namespace = value;
       else if (flag === '--set') set.push(value);
       else assert.fail(`${words.join(' ')}: the test does not know ${flag}`);
@@ -206,7 +210,37 @@ test('the documented `helm install` commands (README, docs/deploy.md) render wit
     const objects: K8sObject[] = (await ready.render({ name, namespace, set })).objects;
     const ds = objects.find((o) => o.kind === 'DaemonSet') as K8sObject;
     assert.equal(ds.metadata.namespace, namespace);
-    assert.equal(ds.spec.template.spec.containers[0].image, 'registry.example.com/node-tuning-advisor:0.1.0', words.join(' '));
+    assert.equal(ds.spec.template.spec.containers[0].image, `${DEFAULTS.image.repository}:0.1.0`, words.join(' '));
     assert.ok(ds.spec.template.spec.volumes.some((v: { name: string }) => v.name === 'host-etc-kubernetes-manifests'), 'distribution=kubeadm');
   }
+});
+
+test('dashboards.enabled: the grafana-dashboard overlay (the dashboard JSON in a ConfigMap labelled grafana_dashboard), in the namespace asked for', async (t) => {
+  const ready = await setup(t);
+  if (!ready) return;
+  const on = await ready.render({ set: ['dashboards.enabled=true'] });
+  assert.deepEqual(kustomizable(on.objects), withoutNamespace(kustomize(ready.kubectl, path.join(REPO, 'manifests/overlays/grafana-dashboard'))));
+  const dashboard = on.objects.find((o) => o.metadata.name === 'node-tuning-advisor-dashboard') as K8sObject;
+  assert.equal(dashboard.metadata.labels?.grafana_dashboard, '1');
+  assert.deepEqual(JSON.parse(dashboard.data['node-tuning-advisor.json']), JSON.parse(readFileSync(path.join(REPO, 'manifests/dashboard/node-tuning-advisor.json'), 'utf8')));
+  const elsewhere = await ready.render({ namespace: 'ops', set: ['dashboards.enabled=true,dashboards.namespace=monitoring'] });
+  const moved = elsewhere.objects.filter((o) => o.metadata.namespace === 'monitoring').map((o) => `${o.kind}/${o.metadata.name}`);
+  assert.deepEqual(moved, ['ConfigMap/node-tuning-advisor-dashboard'], 'only the dashboard goes to Grafana\'s namespace');
+  assert.ok(!(await ready.render()).objects.some((o) => o.metadata.name === 'node-tuning-advisor-dashboard'), 'off by default');
+});
+
+test('prometheusOperator.runbookBaseUrl: every alert\'s runbook_url is absolute, under the base asked for, naming a runbook that exists', async (t) => {
+  const ready = await setup(t);
+  if (!ready) return;
+  const alerts = async (set: string[]) => ((await ready.render({ set: ['prometheusOperator.enabled=true', ...set] })).objects
+    .find((o) => o.kind === 'PrometheusRule') as K8sObject).spec.groups.flatMap((g: { rules: { alert?: string; annotations?: { runbook_url?: string } }[] }) => g.rules.filter((r) => r.alert));
+  const pkg = JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'utf8'));
+  for (const rule of await alerts([])) {
+    assert.equal(rule.annotations?.runbook_url, `${DEFAULTS.prometheusOperator.runbookBaseUrl}/${rule.alert}.md`);
+    assert.ok(existsSync(path.join(REPO, 'docs/runbooks', `${rule.alert}.md`)), `${rule.alert}'s runbook`);
+  }
+  assert.match(DEFAULTS.prometheusOperator.runbookBaseUrl, new RegExp(`^https://\\S+/blob/v${pkg.version.replaceAll('.', '\\.')}/docs/runbooks$`), 'the runbooks of this release');
+  const mine = await alerts(['prometheusOperator.runbookBaseUrl=https://wiki.example.com/runbooks']);
+  assert.deepEqual(mine.map((r: { annotations: { runbook_url: string } }) => r.annotations.runbook_url), mine.map((r: { alert: string }) => `https://wiki.example.com/runbooks/${r.alert}.md`));
+  await assert.rejects(ready.render({ set: ['prometheusOperator.runbookBaseUrl=https://wiki.example.com/runbooks/'] }), /- at '\/prometheusOperator\/runbookBaseUrl': '[^']+' does not match pattern/, 'no trailing slash');
 });

@@ -1,8 +1,8 @@
 // The chart's operator values beyond the overlays (pull secrets, scheduling, priority, pod annotations,
-// the agent's interval and extra flags, rule overrides) and its values.schema.json, rendered by Helm's
-// engine pieces (test/helm/: text/template, Sprig, strvals-style --set, gojsonschema as Helm v3 checks
-// the schema). Each value changes exactly its fields; a misspelt or mistyped value fails as Helm fails
-// it; the overrides ConfigMap the chart writes is read by the agent's own rule loader.
+// the agent's interval and extra flags, extra volumes and mounts, the image tag, rule overrides) and
+// its values.schema.json, rendered by the real Helm 4 with --set, --set-string, --set-json and -f.
+// Each value changes exactly its fields; a misspelt or mistyped value fails with Helm's own message;
+// the overrides ConfigMap the chart writes is read by the agent's own rule loader.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -12,10 +12,7 @@ import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { ruleOverrideSchema } from '../../src/rules/schema.ts';
 import { runCli } from '../helpers/cli.ts';
-import { CHART, helmRenderer, leafDifferences } from '../helpers/helm.ts';
-import { requireLayerTool } from '../helpers/real-tools.ts';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
+import { CHART, type RenderOptions, helmRenderer, leafDifferences } from '../helpers/helm.ts';
 import { type K8sObject, REPO, configMapVolume } from '../helpers/manifests.ts';
 
 const agentPod = (objects: K8sObject[]) => objects.find((o) => o.kind === 'DaemonSet')!.spec.template;
@@ -76,28 +73,35 @@ test('pull secrets, scheduling, priority, pod annotations, interval, extra flags
   for (const p of flags.paths) assert.match(p, /^spec\.containers\.0\.args\.\d+$/);
 });
 
-test('values.schema.json: a misspelt or mistyped value fails the render as Helm fails it, naming the value', async (t) => {
+/** Helm's line for a duration value the schema's pattern refuses (Helm prints the pattern's backslashes doubled). */
+function notDuration(key: 'interval' | 'startupWindow', value: string): string {
+  const schema = JSON.parse(readFileSync(path.join(CHART, 'values.schema.json'), 'utf8'));
+  const pattern: string = schema.properties.agent.properties[key].pattern;
+  return `- at '/agent/${key}': '${value}' does not match pattern '${pattern.replaceAll('\\', '\\\\')}'`;
+}
+
+test('values.schema.json: a misspelt or mistyped value fails the render with Helm\'s message, naming the value', async (t) => {
   const render = await helmRenderer(t);
   if (!render) return;
-  const refused = async (set: string, ...messages: RegExp[]) => {
+  const refused = async (set: string, ...lines: string[]) => {
     const error = await render({ set: [set] }).then(() => undefined, (e: Error) => e);
     assert.ok(error, `--set ${set} is refused`);
-    assert.match(error.message, /^Error: values don't meet the specifications of the schema\(s\) in the following chart\(s\):\nnode-tuning-advisor:\n/);
-    for (const m of messages) assert.match(error.message, m, `--set ${set}`);
+    assert.equal(error.message, ['Error: values don\'t meet the specifications of the schema(s) in the following chart(s):', 'node-tuning-advisor:', ...lines].join('\n'), `--set ${set}`);
   };
-  await refused('distrbution=kubeadm', /- \(root\): Additional property distrbution is not allowed/);
-  await refused('distribution=true', /- distribution: Invalid type\. Expected: string, given: boolean/);
-  await refused('image.pullPolicy=Sometimes', /- image\.pullPolicy: image\.pullPolicy must be one of the following: "", "Always", "IfNotPresent", "Never"/);
-  await refused('image.digest=sha256:short', /- image\.digest: Does not match pattern/);
-  await refused('agent.interval=5 min', /- agent\.interval: Does not match pattern/);
+  await refused('distrbution=kubeadm', "- at '': additional properties 'distrbution' not allowed");
+  await refused('distribution=true', "- at '/distribution': got boolean, want string");
+  await refused('image.pullPolicy=Sometimes', "- at '/image/pullPolicy': value must be one of '', 'Always', 'IfNotPresent', 'Never'");
+  await refused('image.digest=sha256:short', "- at '/image/digest': 'sha256:short' does not match pattern '^(sha256:[0-9a-f]{64})?$'");
+  await refused('agent.interval=5 min', notDuration('interval', '5 min'));
   // Issue 37 item 7: an interval a timer cannot wait (over 576 h) is refused before it reaches the agent.
-  for (const interval of ['1000h', '577h', '99999m']) await refused(`agent.interval=${interval}`, /- agent\.interval: Does not match pattern/);
+  for (const interval of ['1000h', '577h', '99999m']) await refused(`agent.interval=${interval}`, notDuration('interval', interval));
   for (const interval of ['90s', '1h30m', '400h', '500ms']) await render({ set: [`agent.interval=${interval}`] });
-  await refused('agent.startupWindow=an hour', /- agent\.startupWindow: Does not match pattern/);
-  await refused('agent.extraArgs={kubelet-insecure-tls}', /- agent\.extraArgs\.0: Does not match pattern '\^--\[a-z\]'/);
-  await refused('imagePullSecrets[0].nmae=regcred', /- imagePullSecrets\.0: name is required/, /Additional property nmae is not allowed/);
-  await refused('ruleOverrides[0].id=kernel-tick-rate,ruleOverrides[0].severity=urgent', /- ruleOverrides\.0\.severity: ruleOverrides\.0\.severity must be one of the following: "info", "warning", "critical"/);
-  await refused('resources.limit.memory=1Gi', /- resources: Additional property limit is not allowed/);
+  await refused('agent.startupWindow=an hour', notDuration('startupWindow', 'an hour'));
+  await refused('agent.extraArgs={kubelet-insecure-tls}', "- at '/agent/extraArgs/0': 'kubelet-insecure-tls' does not match pattern '^--[a-z]'");
+  await refused('imagePullSecrets[0].nmae=regcred', "- at '/imagePullSecrets/0': missing property 'name'", "- at '/imagePullSecrets/0': additional properties 'nmae' not allowed");
+  await refused('ruleOverrides[0].id=kernel-tick-rate,ruleOverrides[0].severity=urgent', "- at '/ruleOverrides/0/severity': value must be one of 'info', 'warning', 'critical'");
+  await refused('resources.limit.memory=1Gi', "- at '/resources': additional properties 'limit' not allowed");
+  await refused('extraVolumeMounts[0].name=ca', "- at '/extraVolumeMounts/0': missing property 'mountPath'");
   // Helm hands a subchart `global`: the chart stays usable as a dependency.
   await render({ set: ['global.imageRegistry=registry.example.com'] });
 });
@@ -154,17 +158,54 @@ test('every `--set` example in values.yaml renders', async (t) => {
 test('Chart.yaml kubeVersion: a cluster before 1.30 is refused as helm refuses it; vendor builds of 1.30 and later install', async (t) => {
   const render = await helmRenderer(t);
   if (!render) return;
-  await assert.rejects(render({ kubeVersion: 'v1.29.9' }), /Error: chart requires kubeVersion: >=1\.30\.0-0 which is incompatible with Kubernetes v1\.29\.9$/);
+  await assert.rejects(render({ kubeVersion: 'v1.29.9' }), /Error: chart requires kubeVersion: >=1\.30\.0-0 which is incompatible with Kubernetes v1\.29\.9$/m);
   for (const kubeVersion of ['v1.30.0', 'v1.30.2-eks-a1b2c3', 'v1.31.4+k3s1', 'v1.36.2']) await render({ kubeVersion });
   assert.match(readFileSync(path.join(REPO, 'docs/deploy.md'), 'utf8'), /The policy needs Kubernetes 1\.30 or later/, 'the floor the docs give');
 });
 
-test('the real Helm 4 checks agent.interval as the harness does: over 576 h (a timer cannot wait longer) is refused (issue 37 item 7)', async (t) => {
-  const helm = await requireLayerTool(t, 'helm');
-  if (!helm) return;
-  const template = (interval: string) => promisify(execFile)(helm, ['template', 'nta', CHART, '--set', `agent.interval=${interval}`])
-    .then(() => 'rendered', (e: { stderr: string }) => e.stderr);
-  assert.match(await template('1000h'), /at '\/agent\/interval': '1000h' does not match pattern/);
-  assert.equal(await template('400h'), 'rendered');
-  assert.equal(await template('1h30m'), 'rendered');
+test('image.tag: text and --set integers are kept; a number from a values file or --set-json is refused, naming image.tag', async (t) => {
+  const render = await helmRenderer(t);
+  if (!render) return;
+  const image = async (options: RenderOptions) => agentPod((await render(options)).objects).spec.containers[0].image as string;
+  const repository = 'ghcr.io/node-tuning-advisor/node-tuning-advisor';
+  assert.equal(await image({ set: ['image.tag=1.10'] }), `${repository}:1.10`, '--set keeps 1.10 as text');
+  assert.equal(await image({ set: ['image.tag=2'] }), `${repository}:2`, 'an integer --set keeps what was typed');
+  assert.equal(await image({ setString: ['image.tag=1.10'] }), `${repository}:1.10`);
+  assert.equal(await image({ setJson: ['image.tag="1.10"'] }), `${repository}:1.10`);
+  const dir = await mkdtemp(path.join(tmpdir(), 'nta-helm-tag-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const file = path.join(dir, 'values.yaml');
+  await writeFile(file, 'image:\n  tag: "1.10"\n');
+  assert.equal(await image({ values: [file] }), `${repository}:1.10`, 'a quoted tag in a values file');
+  await writeFile(file, 'image:\n  tag: 1.10\n');
+  const message = /Error: execution error at \(node-tuning-advisor\/templates\/[a-z-]+\.(yaml|txt):\d+:\d+\): image\.tag is the number 1\.1, not the text you wrote \(YAML reads tag: 1\.10 as 1\.1\): quote it \(tag: "1\.10"\) or use --set-string image\.tag=\.\.\./;
+  await assert.rejects(render({ values: [file] }), message, 'never the image :1.1');
+  await assert.rejects(render({ setJson: ['image={"tag":1.10}'] }), message);
+});
+
+test('extraVolumes and extraVolumeMounts (--set-json): appended after the chart\'s and the distribution\'s, nothing else changes', async (t) => {
+  const render = await helmRenderer(t);
+  if (!render) return;
+  const base = (await render({ set: ['distribution=eks'] })).objects;
+  const volume = { name: 'kubelet-ca', hostPath: { path: '/etc/kubernetes/pki/kubelet-ca.crt', type: 'File' } };
+  const mount = { name: 'kubelet-ca', mountPath: '/etc/kubelet-ca.crt', readOnly: true };
+  const objects = (await render({ set: ['distribution=eks'], setJson: [`extraVolumes=${JSON.stringify([volume])}`, `extraVolumeMounts=${JSON.stringify([mount])}`] })).objects;
+  const pod = agentPod(objects).spec;
+  assert.deepEqual(pod.volumes.at(-1), volume);
+  assert.deepEqual(pod.containers[0].volumeMounts.at(-1), mount);
+  assert.equal(pod.volumes.at(-2).name, 'host-etc-kubernetes-kubelet', 'after the eks overlay\'s mount');
+  assert.deepEqual(podChanges(base, objects), [`spec.containers.0.volumeMounts.${pod.containers[0].volumeMounts.length - 1}`, `spec.volumes.${pod.volumes.length - 1}`]);
+});
+
+test('the docs quote what Helm prints: the schema\'s refusal of a misspelt value, and the kubeVersion refusal', async (t) => {
+  const render = await helmRenderer(t);
+  if (!render) return;
+  const printed = await render({ set: ['distrbution=kubeadm'] }).then(() => '', (e: Error) => e.message);
+  const tooOld = await render({ kubeVersion: 'v1.29.9' }).then(() => '', (e: Error) => e.message.split('\n')[0] as string);
+  for (const doc of ['docs/deploy.md', 'charts/node-tuning-advisor/README.md']) {
+    const text = readFileSync(path.join(REPO, doc), 'utf8');
+    const quoted = /e\.g\. `--set distrbution=kubeadm`:\n\n```\n([\s\S]*?)\n```/.exec(text)?.[1];
+    assert.equal(quoted, printed, `${doc} quotes helm's refusal`);
+  }
+  assert.ok(readFileSync(path.join(REPO, 'docs/deploy.md'), 'utf8').includes(`(\`${tooOld}\`)`), `docs/deploy.md quotes "${tooOld}"`);
 });

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { collectFacts } from '../../src/collectors/run.ts';
 import { HostRoot } from '../../src/host/host-root.ts';
 import { fixtureHost } from '../helpers/fixtures.ts';
-import { requireTool } from '../helpers/tools.ts';
+import { requireLayerTool } from '../helpers/real-tools.ts';
 import { runCli } from '../helpers/cli.ts';
 import { REPO } from '../helpers/manifests.ts';
 import { KUSTOMIZATIONS, byKind, hostMounts, kustomize, type K8sObject, type Mount } from '../helpers/manifests.ts';
@@ -31,8 +31,8 @@ function hostPathVolumes(ds: K8sObject): { name: string; path: string; type?: st
     .map((v: { name: string; hostPath: { path: string; type?: string } }) => ({ name: v.name, ...v.hostPath }));
 }
 
-test('every hostPath of every kustomization is DirectoryOrCreate, or FileOrCreate directly in the kubelet\'s root dir', (t) => {
-  const kubectl = requireTool(t, 'kubectl', 'kubectl');
+test('every hostPath of every kustomization is DirectoryOrCreate, or FileOrCreate directly in the kubelet\'s root dir', async (t) => {
+  const kubectl = await requireLayerTool(t, 'kubectl');
   if (!kubectl) return;
   const seen = new Set<string>();
   for (const [name, dir] of Object.entries(KUSTOMIZATIONS)) {
@@ -74,7 +74,7 @@ async function mountedOnly(fixture: string, mounts: Mount[]): Promise<string> {
 }
 
 test('kubeadm overlay: a host tree of only its mounts yields the kubelet\'s settings from /var/lib/kubelet/config.yaml, as the whole host does', async (t) => {
-  const kubectl = requireTool(t, 'kubectl', 'kubectl');
+  const kubectl = await requireLayerTool(t, 'kubectl');
   if (!kubectl) return;
   const [ds] = byKind(kustomize(kubectl, KUSTOMIZATIONS['overlays/kubeadm'] as string), 'DaemonSet');
   const mounts = hostMounts(ds as K8sObject);
@@ -106,7 +106,7 @@ test('kubeadm overlay: a host tree of only its mounts yields the kubelet\'s sett
 });
 
 test('kubespray overlay: through its mounts the agent reads what the whole host gives from /etc/etcd.env, kubelet.env and kubelet-config.yaml; the empty etcd.env FileOrCreate leaves on a worker is no etcd', async (t) => {
-  const kubectl = requireTool(t, 'kubectl', 'kubectl');
+  const kubectl = await requireLayerTool(t, 'kubectl');
   if (!kubectl) return;
   const [ds] = byKind(kustomize(kubectl, KUSTOMIZATIONS['overlays/kubespray'] as string), 'DaemonSet');
   const mounts = hostMounts(ds as K8sObject);
@@ -140,7 +140,7 @@ test('kubespray overlay: through its mounts the agent reads what the whole host 
 });
 
 test('base: containerd\'s settings through the /etc/containerd mount are the whole host\'s', async (t) => {
-  const kubectl = requireTool(t, 'kubectl', 'kubectl');
+  const kubectl = await requireLayerTool(t, 'kubectl');
   if (!kubectl) return;
   const [ds] = byKind(kustomize(kubectl, KUSTOMIZATIONS.manifests as string), 'DaemonSet');
   const root = await mountedOnly(fixtureHost('kubeadm-containerd-default'), hostMounts(ds as K8sObject));
@@ -153,7 +153,7 @@ test('base: containerd\'s settings through the /etc/containerd mount are the who
 });
 
 test('components/no-containerd-config: through its mounts `scan` says containerd\'s settings are unknown, "/etc/containerd is not mounted", never absent or the defaults', async (t) => {
-  const kubectl = requireTool(t, 'kubectl', 'kubectl');
+  const kubectl = await requireLayerTool(t, 'kubectl');
   if (!kubectl) return;
   const kustomization = await mkdtemp(path.join(tmpdir(), 'nta-no-containerd-'));
   // The fixture's node with its containerd binary (the marker the mounted /usr shows in the pod).

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { requireTool } from '../helpers/tools.ts';
+import { requireLayerTool } from '../helpers/real-tools.ts';
 import { BASE, KUSTOMIZATIONS, PROBE_OVERLAY, REPO, byKind, hostMounts, kustomize, type K8sObject, type Mount } from '../helpers/manifests.ts';
 
 const FORBIDDEN = ['/', '/etc', '/var', '/var/lib', '/etc/kubernetes', '/etc/kubernetes/pki', '/var/lib/kubelet',
@@ -51,8 +51,8 @@ function grantsOf(role: K8sObject): Record<string, string[]> {
   return granted;
 }
 
-function build(t: Parameters<typeof requireTool>[0], dir: string): K8sObject[] | undefined {
-  const kubectl = requireTool(t, 'kubectl', 'kubectl');
+async function build(t: import('node:test').TestContext, dir: string): Promise<K8sObject[] | undefined> {
+  const kubectl = await requireLayerTool(t, 'kubectl');
   return kubectl ? kustomize(kubectl, dir) : undefined;
 }
 
@@ -85,8 +85,8 @@ function checkPod(ds: K8sObject, probe: boolean): void {
   }
 }
 
-test('base: posture of the DaemonSet, and RBAC exactly nodes list/watch/patch, nodes/metrics and nodes/configz get (no nodes/proxy), pods list/watch, csi get/list/watch; events create in "default"; leases get/create/patch in its namespace', (t) => {
-  const objects = build(t, BASE);
+test('base: posture of the DaemonSet, and RBAC exactly nodes list/watch/patch, nodes/metrics and nodes/configz get (no nodes/proxy), pods list/watch, csi get/list/watch; events create in "default"; leases get/create/patch in its namespace', async (t) => {
+  const objects = await build(t, BASE);
   if (!objects) return;
   const [ds] = byKind(objects, 'DaemonSet');
   checkPod(ds as K8sObject, false);
@@ -104,8 +104,8 @@ test('base: posture of the DaemonSet, and RBAC exactly nodes list/watch/patch, n
     roles.map((r) => [r.metadata.namespace, r.metadata.name, agent]));
 });
 
-test('probe overlay: two DaemonSets, the probe one on control-plane nodes only with one writable hostPath', (t) => {
-  const objects = build(t, PROBE_OVERLAY);
+test('probe overlay: two DaemonSets, the probe one on control-plane nodes only with one writable hostPath', async (t) => {
+  const objects = await build(t, PROBE_OVERLAY);
   if (!objects) return;
   const sets = byKind(objects, 'DaemonSet');
   assert.equal(sets.length, 2);
@@ -134,9 +134,9 @@ async function collectorPaths(): Promise<string[]> {
   return [...found].sort();
 }
 
-test('every kustomization\'s DaemonSets keep the posture', (t) => {
+test('every kustomization\'s DaemonSets keep the posture', async (t) => {
   for (const [name, dir] of Object.entries(KUSTOMIZATIONS)) {
-    const objects = build(t, dir);
+    const objects = await build(t, dir);
     if (!objects) return;
     for (const ds of byKind(objects, 'DaemonSet')) checkPod(ds, name === 'overlays/control-plane-probe');
   }
@@ -145,7 +145,7 @@ test('every kustomization\'s DaemonSets keep the posture', (t) => {
 test('hostPath mounts of the base and the distribution overlays together cover every host path the collectors read, or the path is listed as not mounted with a reason', async (t) => {
   const mounts: Mount[] = [];
   for (const dir of Object.values(KUSTOMIZATIONS)) {
-    const objects = build(t, dir);
+    const objects = await build(t, dir);
     if (!objects) return;
     mounts.push(...byKind(objects, 'DaemonSet').flatMap(hostMounts));
   }

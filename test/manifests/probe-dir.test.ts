@@ -10,7 +10,7 @@ import type { Collector } from '../../src/collectors/collector.ts';
 import { collectFacts } from '../../src/collectors/run.ts';
 import { HostRoot } from '../../src/host/host-root.ts';
 import type { FsyncProbeOptions, FsyncProbeResult } from '../../src/probe/fsync.ts';
-import { requireTool } from '../helpers/tools.ts';
+import { requireLayerTool } from '../helpers/real-tools.ts';
 import { PROBE_OVERLAY, byKind, hostMounts, kustomize } from '../helpers/manifests.ts';
 
 const etcdAt = (dataDir: string): Collector => ({
@@ -39,8 +39,8 @@ test('the fsync collector probes in <data dir>/node-tuning-advisor-probe when it
   assert.deepEqual(await probedDir(root), { at: path.join(real, 'var/lib/etcd', PROBE_SUBDIR), label: `/var/lib/etcd/${PROBE_SUBDIR}` });
 });
 
-test('the overlay\'s one writable mount is that subdirectory, at its place under /host', (t) => {
-  const kubectl = requireTool(t, 'kubectl', 'kubectl');
+test('the overlay\'s one writable mount is that subdirectory, at its place under /host', async (t) => {
+  const kubectl = await requireLayerTool(t, 'kubectl');
   if (!kubectl) return;
   const writable = byKind(kustomize(kubectl, PROBE_OVERLAY), 'DaemonSet').flatMap(hostMounts).filter((m) => !m.readOnly);
   assert.deepEqual(writable.map((m) => [m.hostPath, m.mountPath]), [[`/var/lib/etcd/${PROBE_SUBDIR}`, `/host/var/lib/etcd/${PROBE_SUBDIR}`]]);

@@ -5,7 +5,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { runCli } from '../helpers/cli.ts';
 import { BASE, configMapVolume, kustomize } from '../helpers/manifests.ts';
-import { requireTool } from '../helpers/tools.ts';
+import { requireLayerTool } from '../helpers/real-tools.ts';
 import { MANIFEST_RULES_DIR, RULES_DIR, kustomization, ruleFiles } from '../../scripts/sync-manifest-rules.ts';
 
 test('manifests/base/rules is rules/ as of now (else: npm run manifests:rules)', async () => {
@@ -19,7 +19,7 @@ test('manifests/base/rules is rules/ as of now (else: npm run manifests:rules)',
 });
 
 test('the generated ConfigMap, mounted the way kubelet lays out a configMap volume, gives the agent the bundled rules', async (t) => {
-  const kubectl = requireTool(t, 'kubectl', 'kubectl');
+  const kubectl = await requireLayerTool(t, 'kubectl');
   if (!kubectl) return;
   const cm = kustomize(kubectl, BASE).find((o) => o.kind === 'ConfigMap' && o.metadata.name.startsWith('node-tuning-advisor-rules-'));
   assert.ok(cm, 'a hash-suffixed rules ConfigMap');

@@ -2,7 +2,7 @@
 // schemas (kubernetes-models; the Prometheus Operator's for ServiceMonitor and PrometheusRule).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { requireTool } from '../helpers/tools.ts';
+import { requireLayerTool } from '../helpers/real-tools.ts';
 import path from 'node:path';
 import { BASE, KUSTOMIZATIONS, OPERATOR_KINDS, REPO, kustomize, type K8sObject } from '../helpers/manifests.ts';
 
@@ -18,7 +18,7 @@ async function modelOf(obj: K8sObject): Promise<new (data: unknown) => { validat
 
 for (const [name, dir] of Object.entries(KUSTOMIZATIONS)) {
   test(`kubectl kustomize ${name}: every object validates against its OpenAPI schema; CRD kinds only in the prometheus-operator overlay`, async (t) => {
-    const kubectl = requireTool(t, 'kubectl', 'kubectl');
+    const kubectl = await requireLayerTool(t, 'kubectl');
     if (!kubectl) return;
     const objects = kustomize(kubectl, dir);
     const kinds = new Set(objects.map((o) => o.kind));
@@ -36,7 +36,7 @@ for (const [name, dir] of Object.entries(KUSTOMIZATIONS)) {
 }
 
 test('the validator does reject a broken DaemonSet (wrong type, missing selector)', async (t) => {
-  const kubectl = requireTool(t, 'kubectl', 'kubectl');
+  const kubectl = await requireLayerTool(t, 'kubectl');
   if (!kubectl) return;
   const ds = kustomize(kubectl, BASE).find((o) => o.kind === 'DaemonSet') as K8sObject;
   const Model = await modelOf(ds);
@@ -49,7 +49,7 @@ test('the validator does reject a broken DaemonSet (wrong type, missing selector
 });
 
 test('the measure ClusterRole (manifests/measure) validates and is not part of the agent\'s kustomization', async (t) => {
-  const kubectl = requireTool(t, 'kubectl', 'kubectl');
+  const kubectl = await requireLayerTool(t, 'kubectl');
   if (!kubectl) return;
   const objects = kustomize(kubectl, path.join(REPO, 'manifests/measure'));
   assert.deepEqual(objects.map((o) => `${o.kind}/${o.metadata.name}`), ['ClusterRole/node-tuning-advisor-measure']);

@@ -1,6 +1,6 @@
 // Alert rules: the raw file and the PrometheusRule carry the same groups; promtool checks them
 // and runs the unit tests in manifests/prometheus/alerts.test.yaml; each alert has for, severity,
-// summary, description and a runbook in docs/runbooks/.
+// summary, description and an absolute runbook_url naming its runbook in docs/runbooks/.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -15,6 +15,8 @@ import { FIX_RECORD, FIX_TARGETS, bundledRules, withFixGroup } from '../../scrip
 const ALERTS = path.join(REPO, 'manifests/prometheus/alerts.yaml');
 const raw = parse(await readFile(ALERTS, 'utf8'));
 const rule = parse(await readFile(path.join(REPO, 'manifests/components/prometheus-operator/prometheusrule.yaml'), 'utf8'));
+/** The chart's default base of runbook_url (values.yaml prometheusOperator.runbookBaseUrl): this release's docs/runbooks. */
+const RUNBOOK_BASE = parse(await readFile(path.join(REPO, 'charts/node-tuning-advisor/values.yaml'), 'utf8')).prometheusOperator.runbookBaseUrl;
 const REQUIRED = ['NodeTuningCriticalFinding', 'NodeTuningCriticalUnknown', 'NodeTuningCoverageLow', 'NodeTuningScoreLow', 'EtcdDiskFsyncSlow', 'KubeClientThrottling',
   'PodStartupSLOBreached', 'NodeTuningAdvisorDown', 'NodeTuningAdvisorScanStale', 'NodeTuningAdvisorHeartbeatStale'];
 type AlertRule = { alert: string; record?: string; expr: string; for?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
@@ -31,8 +33,8 @@ test('every required alert, each with for, severity, summary, description and an
     assert.match(a.for ?? '', /^\d+[smh]$/, `${a.alert} for`);
     assert.ok(['info', 'warning', 'critical'].includes(a.labels?.severity ?? ''), `${a.alert} severity`);
     assert.ok(a.annotations?.summary && a.annotations.description, `${a.alert} summary/description`);
-    assert.equal(a.annotations?.runbook_url, `docs/runbooks/${a.alert}.md`);
-    const runbook = await readFile(path.join(REPO, a.annotations.runbook_url), 'utf8');
+    assert.equal(a.annotations?.runbook_url, `${RUNBOOK_BASE}/${a.alert}.md`, 'absolute: it opens from Alertmanager or a pager');
+    const runbook = await readFile(path.join(REPO, 'docs/runbooks', `${a.alert}.md`), 'utf8');
     for (const section of ['## Meaning', '## Confirm', '## Fix']) assert.ok(runbook.includes(section), `${a.alert} runbook: ${section}`);
   }
 });

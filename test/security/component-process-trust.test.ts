@@ -39,7 +39,10 @@ test('a user\'s process named kube-scheduler (or a symlink named kubelet) with a
   const dir = await mkdtemp('/run/nta-test/components-');
   t.after(() => rm(dir, { recursive: true, force: true }));
   await symlink('/usr/bin/sleep', `${dir}/kubelet`);
-  await symlink(process.execPath, `${dir}/kube-scheduler`);
+  // root's own program in root-owned directories all the way: not this checkout's node binary, which
+  // may sit under a world-writable /tmp (a clone there), where the product rightly refuses it.
+  // perl (Debian's perl-base, essential) sleeps without a fork and takes the flag as an argument.
+  await symlink('/usr/bin/perl', `${dir}/kube-scheduler`);
   const children: ChildProcess[] = [];
   t.after(() => { for (const child of children) child.kill('SIGKILL'); });
   const run = (file: string, args: string[]): ChildProcess => {
@@ -50,7 +53,7 @@ test('a user\'s process named kube-scheduler (or a symlink named kubelet) with a
   const asNobody = ['--reuid', String(NOBODY), '--regid', String(NOBODY), '--clear-groups', '--'];
   const fakeScheduler = await started(run(setpriv, [...asNobody, 'bash', '-c', 'exec -a kube-scheduler sleep 120']));
   const fakeKubelet = await started(run(setpriv, [...asNobody, `${dir}/kubelet`, '120']));
-  const realScheduler = await started(run(`${dir}/kube-scheduler`, ['-e', 'setTimeout(() => {}, 120000)', 'x', '--kube-api-qps=77']));
+  const realScheduler = await started(run(`${dir}/kube-scheduler`, ['-e', 'sleep 120', '--', '--kube-api-qps=77']));
   if (!(fakeScheduler < realScheduler)) return t.skip(`PIDs wrapped during the test (${fakeScheduler} > ${realScheduler})`);
 
   const host = new HostRoot('/');
@@ -58,7 +61,7 @@ test('a user\'s process named kube-scheduler (or a symlink named kubelet) with a
   const scheduler = await pickComponentProcess(host, ours, ['kube-scheduler']);
   assert.equal(scheduler.chosen?.process.pid, realScheduler, 'root\'s scheduler, not the lower-PID one named so by nobody');
   assert.equal(scheduler.chosen?.level, 'verified');
-  assert.match(scheduler.chosen?.why ?? '', /root's .*node \(root-owned, in root-owned directories\)/);
+  assert.match(scheduler.chosen?.why ?? '', /root's .*perl \(root-owned, in root-owned directories\)/);
   assert.ok(scheduler.chosen?.process.argv.includes('--kube-api-qps=77'));
   assert.match(scheduler.refused.join('\n'), new RegExp(`PID ${fakeScheduler} \\(kube-scheduler\\) runs /usr/bin/sleep as uid ${NOBODY} outside a root-run unit`));
 

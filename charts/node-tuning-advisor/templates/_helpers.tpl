@@ -13,13 +13,19 @@ _distributions.tpl lists (one per overlay in manifests/overlays). Anything else 
 
 {{/*
 The agent's image: repository@digest, else repository:tag, the tag defaulting to the chart's appVersion.
+A tag that came as a float (a values file's or --set-json's number: YAML reads tag: 1.10 as 1.1) is
+refused, naming image.tag: its text is lost. An integer came from --set, which keeps what was typed.
 */}}
 {{- define "node-tuning-advisor.image" -}}
-{{- $repository := required "image.repository is required: your registry's node-tuning-advisor image (values.yaml)" .Values.image.repository -}}
+{{- $repository := required "image.repository is required: the node-tuning-advisor image to run (values.yaml)" .Values.image.repository -}}
 {{- if .Values.image.digest -}}
 {{- printf "%s@%s" $repository .Values.image.digest -}}
 {{- else -}}
-{{- printf "%s:%s" $repository (.Values.image.tag | default .Chart.AppVersion | toString) -}}
+{{- $tag := .Values.image.tag | default .Chart.AppVersion -}}
+{{- if kindIs "float64" $tag -}}
+{{- fail (printf "image.tag is the number %v, not the text you wrote (YAML reads tag: 1.10 as 1.1): quote it (tag: \"1.10\") or use --set-string image.tag=..." $tag) -}}
+{{- end -}}
+{{- printf "%s:%s" $repository ($tag | toString) -}}
 {{- end -}}
 {{- end -}}
 
