@@ -138,9 +138,10 @@ describe('measure pod-startup on real kubelets (hollow nodes at 5/10 and 50/100)
   }
 
   test('both nodes at once', { concurrency: true }, async (t) => {
-    // The 5/10 node's first total p99, for the 50/100 node's run beside it (same machine, same moment).
-    let slowP99: (p99: number | undefined) => void = () => {};
-    const slowBeforeP99 = new Promise<number | undefined>((resolve) => { slowP99 = resolve; });
+    // The 5/10 node's first p99s (total, status-write wait), for the 50/100 node's run beside it (same machine, same moment).
+    type SlowFigures = { totalMs: number; statusDelayMs: number };
+    let slowP99: (figures: SlowFigures | undefined) => void = () => {};
+    const slowBeforeP99 = new Promise<SlowFigures | undefined>((resolve) => { slowP99 = resolve; });
     await Promise.all([
       t.test('5/10: scan fails kubelet-api-qps; the kubelet stamps Ready long before the API sees it (client throttling); restarted at the fix, --compare credits it', async (t) => {
         const slow = nodes[0] as HollowNode;
@@ -148,7 +149,7 @@ describe('measure pod-startup on real kubelets (hollow nodes at 5/10 and 50/100)
         const fix = skipBeforeAfter === undefined ? await scanFindsIt(t, slow) : undefined;
         const beforeFile = path.join(tmp, 'before.json');
         const { m, diagnostic } = await measureAndCompare(slow.name, ['--save', beforeFile]);
-        slowP99(m.phases.total.p99Ms);
+        slowP99({ totalMs: m.phases.total.p99Ms, statusDelayMs: m.statusDelay.p99Ms });
         t.diagnostic(diagnostic);
         // 100 pods, two throttled status writes each at 5/s: tens of seconds, almost all of it waiting to write.
         assert.ok(m.phases.total.p99Ms > 15_000, diagnostic);
@@ -177,7 +178,7 @@ describe('measure pod-startup on real kubelets (hollow nodes at 5/10 and 50/100)
         assert.deepEqual(c.facts.filter((f: any) => f.changed === true).map((f: any) => f.fact).sort(), ['kubelet.kubeAPIBurst', 'kubelet.kubeAPIQPS']);
         assert.match(c.credit, new RegExp(`with the kubelet's client limits 5/10 → ${fix.qps}/${fix.burst}, the only recorded setting that changed; .*: credited to the kubelet's QPS/burst$`));
       }),
-      t.test('50/100: the same 100 pods Ready in under half the 5/10 node\'s p99; the kubelet\'s own SLI histogram counts them', async (t) => {
+      t.test('50/100: the same 100 pods Ready sooner, their status writes waiting under half as long as at 5/10; the kubelet\'s own SLI histogram counts them', async (t) => {
         const fast = nodes[1] as HollowNode;
         // The kubelet's /metrics (plain HTTP on a hollow node), read as the agent reads it, before and after.
         const metrics = async (): Promise<string> => {
@@ -243,10 +244,13 @@ describe('measure pod-startup on real kubelets (hollow nodes at 5/10 and 50/100)
           const checked = spawnSync(promtool, ['check', 'metrics'], { input: exposed, encoding: 'utf8' });
           assert.equal(checked.status, 0, `promtool check metrics: ${checked.stdout}${checked.stderr}`);
         }
-        // Its 5/10 twin, measured at the same time on the same machine: the limiter, not the load, sets the gap.
+        // Its 5/10 twin, measured at the same time on the same machine. The load slows both kubelets
+        // alike (two suites at once once made the total 29.7 s here against 54.9 s there); what the
+        // limiter alone sets is the wait for the status writes.
         const slow = await slowBeforeP99;
-        assert.ok(slow !== undefined, 'the 5/10 run gave its figure');
-        assert.ok(m.phases.total.p99Ms < slow / 2, `p99 ${m.phases.total.p99Ms} ms here, ${slow} ms at 5/10: ${diagnostic}`);
+        assert.ok(slow !== undefined, 'the 5/10 run gave its figures');
+        assert.ok(m.phases.total.p99Ms < slow.totalMs, `total p99 ${m.phases.total.p99Ms} ms here, ${slow.totalMs} ms at 5/10: ${diagnostic}`);
+        assert.ok(m.statusDelay.p99Ms < slow.statusDelayMs / 2, `status-write wait p99 ${m.statusDelay.p99Ms} ms here, ${slow.statusDelayMs} ms at 5/10: ${diagnostic}`);
       }),
       t.test('a kubelet that writes nothing is named (after the namespace is created, no status seen for 30 s); closing the output pipe then still cleans up', async () => {
         const paused = nodes[2] as HollowNode;

@@ -10,6 +10,7 @@ import { AgentProcess, buildApp } from './bundled-agent.ts';
 import { ControlPlane, type ControlPlaneOptions } from './control-plane.ts';
 import { createBoundPod, podBoundToken, waitForAdmission } from './kube-objects.ts';
 import type { K8sObject } from './manifests.ts';
+import { REPORTING_COMPONENT } from '../../src/wire/events.ts';
 
 export const AGENT_NAMESPACE = 'node-tuning-advisor';
 export const AGENT_SA = 'node-tuning-advisor';
@@ -136,9 +137,13 @@ export async function ownAnnotations(cp: ControlPlane, node: string): Promise<Re
 }
 
 /** Events the server holds about a Node, from any namespace (as `kubectl describe node` finds them). */
+/**
+ * The advisor's Events about a Node. Others are left out: kube-controller-manager's node controller
+ * posts RegisteredNode for each new Node, at a moment a loaded machine can delay past any test's writes.
+ */
 export async function nodeEvents(cp: ControlPlane, node: string): Promise<any[]> {
   const list = await cp.must('GET', `/api/v1/events?fieldSelector=${encodeURIComponent(`involvedObject.kind=Node,involvedObject.name=${node}`)}`);
-  return list.items;
+  return list.items.filter((e: any) => e.reportingComponent === REPORTING_COMPONENT || e.source?.component === REPORTING_COMPONENT);
 }
 
 export interface DeploySuite {
