@@ -105,6 +105,7 @@ test('without /configz the files decide and say why the running value is unknown
   assert.equal(scan('kubelet.configz.read').value, null);
   assert.match(scan('kubelet.configz.read').detail ?? '', /`scan` reads only the host/);
   assert.equal(scan('kubelet.restartPending').value, true, '`scan` decides it from the mtime too');
+  assert.match(String(scan('kubelet.restartPendingWhy').value), /may differ \(not read: `scan` reads only the host/, 'said once, not "not read: not read:"');
 });
 
 test('a binary replaced after the start, without ptrace: its ctime; else the Node\'s version against the package', async (t) => {
