@@ -12,7 +12,7 @@ import { findKubeletCommand, type KubeletCommand } from './command.ts';
 import { detectKubeletVersion } from './version.ts';
 import { detectLayout, qpsLocation, restartOf, type KubeletLayout } from './remediation.ts';
 import { fileOf, lineIn, withLine } from '../file-lines.ts';
-import { driftOf, NOT_READ, runningEffective, runningUnknown, runningValues } from './running.ts';
+import { driftOf, HOST_ONLY, NOT_READ, runningEffective, runningUnknown, runningValues } from './running.ts';
 import { binaryPart, configPart, processStartedAt, recordRestartPending } from './restart-pending.ts';
 import type { CollectorContext } from '../collector.ts';
 import type { Effective, KubeletField } from './config.ts';
@@ -107,7 +107,7 @@ async function restartPending(ctx: CollectorContext, command: KubeletCommand, la
   const { host, facts, cluster } = ctx;
   const view = cluster?.kubeletConfig;
   const running = view?.result === 'ok' && view.config ? runningValues(view.config) : undefined;
-  const notRead = view ? view.reason ?? view.result : NOT_READ;
+  const notRead = view ? view.reason ?? view.result : HOST_ONLY;
   const drift = running && effective ? await driftOf(host, running, effective) : { unknown: effective ? notRead : 'the kubelet\'s files could not be read' };
   const startedAt = command.via === 'process' && command.pid !== undefined ? await processStartedAt(host, command.pid) : undefined;
   const config = await configPart(host, drift, files, startedAt, command.pid !== undefined ? `/proc/${command.pid}/stat` : command.source);

@@ -44,10 +44,8 @@ export async function configPart(host: HostRoot, drift: string[] | { unknown: st
   const changed = await changedSince(host, files, startedAt);
   if ('unknown' in changed) return { unknown: `${drift.unknown}; ${changed.unknown}` };
   const started = `the kubelet started ${when(startedAt)}`;
-  // The reason may already say "not read: …" (scan's own): said once.
-  const unread = drift.unknown.replace(/^not read: /, '');
-  if (changed.changed.length === 0) return { value: false, source, detail: `no file it reads changed since ${started} (its running values are not read: ${unread})`, why: [] };
-  const why = changed.changed.map((c) => `${c} after ${started}: its running values may differ (not read: ${unread})`);
+  if (changed.changed.length === 0) return { value: false, source, detail: `no file it reads changed since ${started} (its running values are not read: ${drift.unknown})`, why: [] };
+  const why = changed.changed.map((c) => `${c} after ${started}: its running values may differ (not read: ${drift.unknown})`);
   return { value: true, source: 'inferred', detail: why.join('; '), why };
 }
 

@@ -8,7 +8,9 @@ import { applyClientGoZero, KUBELET_FIELDS, type Effective, type KubeletField, t
 import { fileOf, lineIn } from '../file-lines.ts';
 
 export const RUNNING_SOURCE = 'running kubelet /configz';
-export const NOT_READ = 'not read: `scan` reads only the host; the agent reads the kubelet\'s /configz (RBAC get nodes/configz) before each scan';
+/** Why `scan` has no running values; NOT_READ as a fact's detail. */
+export const HOST_ONLY = '`scan` reads only the host; the agent reads the kubelet\'s /configz (RBAC get nodes/configz) before each scan';
+export const NOT_READ = `not read: ${HOST_ONLY}`;
 const CGROUP_DRIVERS = ['systemd', 'cgroupfs'];
 
 /** The running value of each field /configz holds; a pointer field it omits (maxParallelImagePulls) is unset: null. */
